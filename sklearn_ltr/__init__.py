@@ -1,0 +1,3 @@
+"""Learning-to-rank estimators for scikit-learn, on a numba histogram GBDT."""
+
+__version__ = "0.1.0.dev0"
