@@ -1,0 +1,1 @@
+"""The histogram gradient-boosted tree engine. It knows nothing about ranking."""

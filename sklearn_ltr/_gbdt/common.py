@@ -1,0 +1,41 @@
+"""Dtypes shared by the engine's modules, kept in one place."""
+
+import numpy as np
+
+# Raw feature values as seen by binning and prediction.
+X_DTYPE = np.float64
+# Binned features: up to 255 value bins plus one bin for missing values.
+X_BINNED_DTYPE = np.uint8
+# Gradients and hessians. float32 halves the memory traffic of histogram
+# building; histogram sums are accumulated in float64 (HISTOGRAM_DTYPE).
+G_H_DTYPE = np.float32
+# Labels and raw scores.
+Y_DTYPE = np.float64
+
+MAX_BINS = 255  # value bins at most; the missing-value bin comes on top
+
+HISTOGRAM_DTYPE = np.dtype(
+    [
+        ("sum_gradients", np.float64),
+        ("sum_hessians", np.float64),
+        ("count", np.uint32),
+    ]
+)
+
+# One record per tree node. A fitted tree is a flat array of these, so a
+# model is plain data: it pickles, and it can be written to JSON/npz.
+NODE_DTYPE = np.dtype(
+    [
+        ("value", np.float64),  # leaf value (shrinkage applied); 0 for splits
+        ("count", np.uint32),  # training rows that reached the node
+        ("feature_idx", np.int32),  # split feature, -1 for leaves
+        ("num_threshold", np.float64),  # go left iff x <= num_threshold
+        ("bin_threshold", np.uint8),  # go left iff binned x <= bin_threshold
+        ("missing_go_to_left", np.uint8),  # where NaN (the missing bin) goes
+        ("left", np.int32),  # child node indices, -1 for leaves
+        ("right", np.int32),
+        ("gain", np.float64),  # split gain, for feature_importances_
+        ("depth", np.int32),
+        ("is_leaf", np.uint8),
+    ]
+)

@@ -1,0 +1,192 @@
+"""Query ids: validation, grouping rows into queries, and query-aware splits.
+
+Rows of a query need not be sorted or contiguous anywhere in the package. Every
+consumer calls :func:`group_queries`, which orders rows by query with a stable
+sort, so rows keep their input order inside each query (the order that
+``ties="stable"`` metrics and LightGBM's tie-breaking rely on).
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_qid", "group_queries", "resolve_qid", "split_queries"]
+
+
+def check_qid(qid, n_samples, *, name="qid"):
+    """Validate a per-row query id array.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,)
+        One query id per row. Any mutually comparable values (integers,
+        floats, strings) are accepted.
+    n_samples : int
+        The number of rows the ids must match.
+    name : str, default="qid"
+        The argument name used in error messages.
+
+    Returns
+    -------
+    qid : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not one-dimensional, has the wrong length, or holds
+        missing values (NaN or None).
+    """
+    if hasattr(qid, "to_numpy"):  # pandas Series / Index
+        qid = qid.to_numpy()
+    qid = np.asarray(qid)
+    if qid.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array with one query id per row; got an array of "
+            f"shape {qid.shape}."
+        )
+    if qid.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {qid.shape[0]} entries but there are {n_samples} rows; "
+            f"{name} must give one query id per row (LightGBM-style group sizes can be "
+            "converted with sklearn_ltr.datasets.qid_from_group_sizes)."
+        )
+    if qid.dtype.kind == "f":
+        if np.isnan(qid).any():
+            raise ValueError(f"{name} contains NaN; every row needs a query id.")
+    elif qid.dtype.kind == "O":
+        missing = [v is None or (isinstance(v, float) and v != v) for v in qid]
+        if any(missing):
+            raise ValueError(f"{name} contains None or NaN; every row needs a query id.")
+    elif qid.dtype.kind not in "iubUSM":
+        raise ValueError(f"{name} has unsupported dtype {qid.dtype}.")
+    return qid
+
+
+def _is_non_decreasing(qid):
+    if qid.dtype.kind not in "iuf":
+        return False
+    return bool(np.all(qid[1:] >= qid[:-1]))
+
+
+def group_queries(qid):
+    """Order rows by query, stably.
+
+    Parameters
+    ----------
+    qid : ndarray of shape (n_samples,)
+        Validated query ids (see :func:`check_qid`).
+
+    Returns
+    -------
+    order : ndarray of shape (n_samples,), dtype int64
+        Row indices grouped by query. Inside a query, rows keep their input
+        order. Query ``q`` owns rows ``order[offsets[q]:offsets[q + 1]]``.
+    offsets : ndarray of shape (n_queries + 1,), dtype int64
+        Start of each query in ``order``, and ``n_samples`` at the end.
+    unique_qids : ndarray of shape (n_queries,)
+        The query id of each group, in sorted order.
+    """
+    n_samples = qid.shape[0]
+    if n_samples == 0:
+        return (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), qid[:0])
+    if _is_non_decreasing(qid):
+        # Already grouped and sorted (the usual svmlight layout): no sort needed.
+        order = np.arange(n_samples, dtype=np.int64)
+        starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+        offsets = np.concatenate(([0], starts, [n_samples])).astype(np.int64)
+        return order, offsets, qid[offsets[:-1]]
+    try:
+        unique_qids, codes = np.unique(qid, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(
+            "qid values must be mutually comparable (for example all integers or all "
+            f"strings); got mixed types: {exc}"
+        ) from None
+    codes = codes.reshape(-1)
+    order = np.argsort(codes, kind="stable").astype(np.int64)
+    counts = np.bincount(codes, minlength=unique_qids.shape[0])
+    offsets = np.zeros(unique_qids.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return order, offsets, unique_qids
+
+
+def resolve_qid(X, qid, *, qid_column="qid"):
+    """Find the query ids for ``X`` following the package's rules.
+
+    An explicit ``qid`` wins. Otherwise a pandas DataFrame column named
+    ``qid_column`` is used. The column is always removed from ``X`` so that it
+    never becomes a feature. If both are given and differ, an error is raised.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame
+        The input rows.
+    qid : array-like of shape (n_samples,) or None
+        Explicitly passed query ids.
+    qid_column : str, default="qid"
+        Name of the DataFrame column that carries query ids.
+
+    Returns
+    -------
+    X : array-like or DataFrame
+        ``X`` without the query id column.
+    qid : ndarray of shape (n_samples,) or None
+        The query ids, or None when there are none (the caller then treats all
+        rows as one query, or raises).
+    """
+    column = None
+    columns = getattr(X, "columns", None)
+    if columns is not None and qid_column in list(columns):
+        column = np.asarray(X[qid_column])
+        X = X.drop(columns=[qid_column])
+    if qid is None:
+        return X, column
+    if hasattr(qid, "to_numpy"):
+        qid = qid.to_numpy()
+    qid = np.asarray(qid)
+    if column is not None:
+        same = column.shape == qid.shape and np.array_equal(column, qid)
+        if not same:
+            raise ValueError(
+                f"qid was passed explicitly and X also has a {qid_column!r} column, "
+                "and the two differ. Pass only one of them."
+            )
+    return X, qid
+
+
+def split_queries(offsets, validation_fraction, rng):
+    """Split queries (not rows) into a training and a validation set.
+
+    Parameters
+    ----------
+    offsets : ndarray of shape (n_queries + 1,)
+        Query offsets from :func:`group_queries`.
+    validation_fraction : float in (0, 1) or int >= 1
+        Fraction of the queries, or number of queries, held out.
+    rng : numpy.random.Generator
+        The source of randomness.
+
+    Returns
+    -------
+    train_queries, validation_queries : ndarray of int64
+        Sorted indices of the queries in each part.
+
+    Raises
+    ------
+    ValueError
+        If fewer than two queries are available, so that one side would be
+        empty.
+    """
+    n_queries = offsets.shape[0] - 1
+    if isinstance(validation_fraction, numbers.Integral):
+        n_validation = int(validation_fraction)
+    else:
+        n_validation = int(np.ceil(validation_fraction * n_queries))
+    if n_queries < 2 or n_validation >= n_queries:
+        raise ValueError(
+            f"Cannot hold out {n_validation} of {n_queries} queries for validation: "
+            "early stopping splits by query and needs queries on both sides. Pass "
+            "qid, X_val/y_val/qid_val, or set early_stopping=False."
+        )
+    permuted = rng.permutation(n_queries)
+    return np.sort(permuted[n_validation:]), np.sort(permuted[:n_validation])
