@@ -1,0 +1,45 @@
+"""Query-aware ranking and calibration metrics."""
+
+from ._calibration import (
+    query_ece,
+    query_ece_per_query,
+    query_log_loss,
+    query_log_loss_per_query,
+)
+from ._ranking import (
+    cndcg_score,
+    cndcg_score_per_query,
+    dcg_score,
+    dcg_score_per_query,
+    err_score,
+    err_score_per_query,
+    map_score,
+    map_score_per_query,
+    mrr_score,
+    mrr_score_per_query,
+    ndcg_score,
+    ndcg_score_per_query,
+    precision_at_k,
+    precision_at_k_per_query,
+)
+
+__all__ = [
+    "cndcg_score",
+    "cndcg_score_per_query",
+    "dcg_score",
+    "dcg_score_per_query",
+    "err_score",
+    "err_score_per_query",
+    "map_score",
+    "map_score_per_query",
+    "mrr_score",
+    "mrr_score_per_query",
+    "ndcg_score",
+    "ndcg_score_per_query",
+    "precision_at_k",
+    "precision_at_k_per_query",
+    "query_ece",
+    "query_ece_per_query",
+    "query_log_loss",
+    "query_log_loss_per_query",
+]

@@ -1,0 +1,168 @@
+"""Input validation and query grouping shared by the query-aware metrics.
+
+Every error is a ValueError whose message names the offending argument, so a
+wrong call fails loudly instead of returning a plausible number.
+"""
+
+import numbers
+
+import numpy as np
+
+from .._queries import check_qid, group_queries
+
+
+def check_column(y, name):
+    """Return ``y`` as a 1-D float64 array, or raise naming ``name``."""
+    if hasattr(y, "to_numpy"):  # pandas Series
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array with one value per row (queries are given by "
+            f"qid, not by rows of a 2-D array); got shape {y.shape}."
+        )
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold real numbers; got dtype {y.dtype}.")
+    return y.astype(np.float64, copy=False)
+
+
+def check_inputs(y_true, y_score, qid, *, score_name="y_score"):
+    """Validate the per-row arrays of a metric call.
+
+    Returns
+    -------
+    y_true, y_score : ndarray of shape (n_samples,), float64
+    qid : ndarray of shape (n_samples,) or None
+    """
+    y_true = check_column(y_true, "y_true")
+    y_score = check_column(y_score, score_name)
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true is empty; a ranking metric needs at least one row.")
+    if y_score.shape[0] != y_true.shape[0]:
+        raise ValueError(
+            f"y_true and {score_name} have different lengths ({y_true.shape[0]} and "
+            f"{y_score.shape[0]}); they need one value per row."
+        )
+    if not np.all(np.isfinite(y_true)):
+        raise ValueError("y_true contains NaN or infinite values.")
+    if np.isnan(y_score).any():
+        # +-inf scores rank fine; NaN has no place in an order.
+        raise ValueError(f"{score_name} contains NaN; every row needs a comparable score.")
+    if qid is not None:
+        qid = check_qid(qid, y_true.shape[0])
+    return y_true, y_score, qid
+
+
+def group_rows(qid, n_samples):
+    """``group_queries`` that also covers ``qid=None`` (one query, id 0)."""
+    if qid is None:
+        order = np.arange(n_samples, dtype=np.int64)
+        return order, np.array([0, n_samples], dtype=np.int64), np.zeros(1, dtype=np.int64)
+    return group_queries(qid)
+
+
+def check_k(k, *, name="k"):
+    """Validate a cutoff: a positive integer or None (no cutoff)."""
+    if k is None:
+        return None
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"{name} must be a positive integer or None; got {k!r}.")
+    if k < 1:
+        raise ValueError(f"{name} must be a positive integer or None; got {k}.")
+    return int(k)
+
+
+def effective_k(k, offsets):
+    """The cutoff the kernels use: ``k``, or the largest query size for None."""
+    if k is not None:
+        return k
+    return max(int(np.max(np.diff(offsets))), 1)
+
+
+def check_choice(value, name, options):
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {options}; got {value!r}.")
+    return value
+
+
+def check_no_relevant(value):
+    """``no_relevant`` is a finite real number or the string "skip"."""
+    if isinstance(value, str):
+        if value != "skip":
+            raise ValueError(
+                f'no_relevant must be a number (such as 0.0 or 1.0) or "skip"; got {value!r}.'
+            )
+        return value
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+    ):
+        raise ValueError(
+            f'no_relevant must be a number (such as 0.0 or 1.0) or "skip"; got {value!r}.'
+        )
+    return float(value)
+
+
+def check_real(value, name):
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+    ):
+        raise ValueError(f"{name} must be a finite real number; got {value!r}.")
+    return float(value)
+
+
+def check_sample_weight(sample_weight, n_samples):
+    if sample_weight is None:
+        return None
+    sample_weight = check_column(sample_weight, "sample_weight")
+    if sample_weight.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {sample_weight.shape[0]} entries but there are "
+            f"{n_samples} rows; give one weight per row (equal values on a query's rows "
+            "for per-query weights)."
+        )
+    if not np.all(np.isfinite(sample_weight)):
+        raise ValueError("sample_weight contains NaN or infinite values.")
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight contains negative values.")
+    return sample_weight
+
+
+def query_weights(sample_weight, order, offsets):
+    """Mean row weight of every query (None when unweighted)."""
+    if sample_weight is None:
+        return None
+    sums = np.add.reduceat(sample_weight[order], offsets[:-1])
+    return sums / np.diff(offsets)
+
+
+def apply_no_relevant(values, has_relevant, no_relevant):
+    """Replace the values of queries without relevant documents."""
+    values = values.copy()
+    values[~has_relevant] = np.nan if no_relevant == "skip" else no_relevant
+    return values
+
+
+def weighted_mean(values, weights, metric):
+    """Mean of the per-query ``values`` over the non-skipped (non-NaN) ones."""
+    kept = ~np.isnan(values)
+    if not kept.any():
+        raise ValueError(
+            f"{metric}: every query has no relevant document and no_relevant='skip', so "
+            "there is nothing to average. Use no_relevant=0.0 or 1.0, or check y_true "
+            "and threshold."
+        )
+    if weights is None:
+        return float(np.mean(values[kept]))
+    w = weights[kept]
+    total = w.sum()
+    if total <= 0:
+        raise ValueError(
+            f"{metric}: sample_weight is zero on every scored query, so the weighted "
+            "mean is undefined."
+        )
+    return float(np.dot(w, values[kept]) / total)
+

@@ -1,0 +1,617 @@
+"""Query-aware ranking metrics: DCG, NDCG, CNDCG, MRR, MAP, precision@k, ERR.
+
+All metrics take one value per row (``y_true``, ``y_score``) and a per-row
+query id ``qid``; rows need not be sorted or contiguous, and ``qid=None``
+scores all rows as one query. Each metric is computed per query, then averaged
+over queries (weighted by the mean row weight of each query when
+``sample_weight`` is given). The ``*_per_query`` variants return
+``(unique_qids, values)`` for paired significance tests.
+
+Conventions (see the package design, section 5):
+
+* Ranks are 1-based; the DCG discount of rank ``r`` is ``1 / log2(r + 1)``.
+* ``ties="stable"`` sorts by descending score and keeps tied documents in
+  input order, which reproduces LightGBM's and XGBoost's ``ndcg@k``.
+  ``ties="average"`` (default) returns the exact expected metric when every
+  group of tied scores is put in a uniformly random order, so a constant
+  predictor cannot score well because the file happens to be sorted by label.
+  For DCG this is scikit-learn's tie-averaged DCG.
+* A query without relevant documents (ideal DCG 0, or no label >=
+  ``threshold``) gets ``no_relevant``: a number, or ``"skip"`` to leave it out
+  of the mean (NaN in the per-query values).
+"""
+
+import numpy as np
+
+from ._checks import (
+    apply_no_relevant,
+    check_choice,
+    check_inputs,
+    check_k,
+    check_no_relevant,
+    check_real,
+    check_sample_weight,
+    effective_k,
+    group_rows,
+    query_weights,
+    weighted_mean,
+)
+from ._ranking_kernels import (
+    _average_precision_per_query,
+    _dcg_per_query,
+    _err_per_query,
+    _precision_per_query,
+    _reciprocal_rank_per_query,
+)
+
+__all__ = [
+    "dcg_score",
+    "dcg_score_per_query",
+    "ndcg_score",
+    "ndcg_score_per_query",
+    "cndcg_score",
+    "cndcg_score_per_query",
+    "mrr_score",
+    "mrr_score_per_query",
+    "map_score",
+    "map_score_per_query",
+    "precision_at_k",
+    "precision_at_k_per_query",
+    "err_score",
+    "err_score_per_query",
+]
+
+_TIES = ("average", "stable")
+_GAINS = ("exponential", "linear")
+# 2**1024 overflows float64, so exponential gains need labels below this.
+_MAX_EXP_LABEL = 1024
+
+
+class _PerQuery:
+    """Per-query values plus the grouping needed to weight them."""
+
+    def __init__(self, unique_qids, values, order, offsets):
+        self.unique_qids = unique_qids
+        self.values = values
+        self.order = order
+        self.offsets = offsets
+
+    def mean(self, sample_weight, metric):
+        sample_weight = check_sample_weight(sample_weight, self.order.shape[0])
+        weights = query_weights(sample_weight, self.order, self.offsets)
+        return weighted_mean(self.values, weights, metric)
+
+
+def _setup(y_true, y_score, qid, k, ties):
+    y_true, y_score, qid = check_inputs(y_true, y_score, qid)
+    k = check_k(k)
+    check_choice(ties, "ties", _TIES)
+    order, offsets, unique_qids = group_rows(qid, y_true.shape[0])
+    return y_true, y_score, k, order, offsets, unique_qids
+
+
+def _check_exponential_labels(y_true, what):
+    if np.any(y_true < 0):
+        raise ValueError(f"y_true contains negative labels; {what} needs labels >= 0.")
+    if np.max(y_true) >= _MAX_EXP_LABEL:
+        raise ValueError(
+            f"y_true contains labels >= {_MAX_EXP_LABEL}, for which 2**y - 1 is not a "
+            f"finite float; {what} cannot use them (rescale the labels or use "
+            "gain='linear')."
+        )
+
+
+def _gains(y_true, gain, *, allow_negative):
+    check_choice(gain, "gain", _GAINS)
+    if gain == "exponential":
+        _check_exponential_labels(y_true, "gain='exponential' (2**y - 1)")
+        return np.exp2(y_true) - 1.0
+    if not allow_negative and np.any(y_true < 0):
+        raise ValueError("y_true contains negative labels; NDCG needs labels >= 0.")
+    return y_true
+
+
+def _dcg_and_ideal(gains, y_score, k, ties, order, offsets):
+    n_queries = offsets.shape[0] - 1
+    kk = effective_k(k, offsets)
+    longest = int(np.max(np.diff(offsets)))
+    discount = 1.0 / np.log2(np.arange(min(kk, longest), dtype=np.float64) + 2.0)
+    dcg = np.empty(n_queries)
+    ideal = np.empty(n_queries)
+    _dcg_per_query(
+        gains[order], y_score[order], offsets, kk, discount, ties == "average", dcg, ideal
+    )
+    return dcg, ideal
+
+
+def _normalized(gains, y_score, k, ties, no_relevant, order, offsets):
+    no_relevant = check_no_relevant(no_relevant)
+    dcg, ideal = _dcg_and_ideal(gains, y_score, k, ties, order, offsets)
+    has_relevant = ideal > 0
+    values = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=has_relevant)
+    return apply_no_relevant(values, has_relevant, no_relevant)
+
+
+def _dcg(y_true, y_score, qid, k, gain, ties):
+    y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
+    gains = _gains(y_true, gain, allow_negative=True)
+    dcg, _ = _dcg_and_ideal(gains, y_score, k, ties, order, offsets)
+    return _PerQuery(uq, dcg, order, offsets)
+
+
+def dcg_score(
+    y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", sample_weight=None
+):
+    """Mean Discounted Cumulative Gain at ``k`` over queries.
+
+    ``DCG@k = sum over ranks r <= k of gain(y_r) / log2(r + 1)``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance labels, one per row.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores; higher ranks first. ``+-inf`` is allowed, NaN is not.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row, in any order. None scores all rows as one query.
+    k : int or None, default=10
+        Only the top ``k`` ranks count. None means all documents.
+    gain : {"exponential", "linear"}, default="exponential"
+        ``2**y - 1`` or ``y``.
+    ties : {"average", "stable"}, default="average"
+        "stable" keeps tied documents in input order; "average" returns the
+        expectation over random orders of tied documents.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    return _dcg(y_true, y_score, qid, k, gain, ties).mean(sample_weight, "dcg_score")
+
+
+def dcg_score_per_query(y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average"):
+    """DCG@k of every query; parameters as in :func:`dcg_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+        Sorted query ids (``[0]`` when ``qid`` is None).
+    values : ndarray of shape (n_queries,)
+    """
+    result = _dcg(y_true, y_score, qid, k, gain, ties)
+    return result.unique_qids, result.values
+
+
+def _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant):
+    y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
+    gains = _gains(y_true, gain, allow_negative=False)
+    values = _normalized(gains, y_score, k, ties, no_relevant, order, offsets)
+    return _PerQuery(uq, values, order, offsets)
+
+
+def ndcg_score(
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=10,
+    gain="exponential",
+    ties="average",
+    no_relevant=1.0,
+    sample_weight=None,
+):
+    """Mean Normalized DCG at ``k`` over queries.
+
+    NDCG@k of a query is its DCG@k divided by the DCG@k of the labels sorted
+    in decreasing order (the ideal DCG).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Non-negative graded relevance labels (below 1024 for exponential gain).
+    y_score : array-like of shape (n_samples,)
+        Predicted scores. ``+-inf`` is allowed, NaN is not.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row, in any order. None scores all rows as one query.
+    k : int or None, default=10
+        Cutoff; None means all documents.
+    gain : {"exponential", "linear"}, default="exponential"
+        ``2**y - 1`` (LightGBM, XGBoost) or ``y`` (scikit-learn, trec_eval).
+    ties : {"average", "stable"}, default="average"
+        See the module docstring. ``ties="stable", no_relevant=1.0`` equals
+        LightGBM's and XGBoost's ``ndcg@k``; ``gain="linear", ties="average",
+        no_relevant=0.0`` equals :func:`sklearn.metrics.ndcg_score` per query.
+    no_relevant : float or "skip", default=1.0
+        Value of a query whose ideal DCG is 0 (every label 0). 1.0 is
+        LightGBM's and XGBoost's choice, 0.0 scikit-learn's; "skip" leaves such
+        queries out of the mean.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+
+    Raises
+    ------
+    ValueError
+        On malformed input, or if ``no_relevant="skip"`` leaves no query.
+    """
+    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
+    return result.mean(sample_weight, "ndcg_score")
+
+
+def ndcg_score_per_query(
+    y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", no_relevant=1.0
+):
+    """NDCG@k of every query; parameters as in :func:`ndcg_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+        Sorted query ids (``[0]`` when ``qid`` is None).
+    values : ndarray of shape (n_queries,)
+        NaN for queries skipped by ``no_relevant="skip"``.
+    """
+    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
+    return result.unique_qids, result.values
+
+
+def _cndcg(y_true, y_score, qid, k, ties, no_relevant):
+    y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
+    if np.any(y_true < 0) or np.any(y_true > 1):
+        raise ValueError("y_true holds click labels for CNDCG and must lie in [0, 1].")
+    gains = np.exp2(4.0 * y_true) - 1.0
+    values = _normalized(gains, y_score, k, ties, no_relevant, order, offsets)
+    return _PerQuery(uq, values, order, offsets)
+
+
+def cndcg_score(
+    y_true, y_score, *, qid=None, k=10, ties="average", no_relevant=1.0, sample_weight=None
+):
+    """Mean click-based NDCG (CNDCG@k) over queries.
+
+    Defined in Svore, Volkovs and Burges, *Learning to Rank with Multiple
+    Objective Functions* (WWW 2011), eq. 9:
+    ``CNDCG@T = (1/N) sum_{t=1..T} (2**(4 c(t)) - 1) / log(1 + t)`` with click
+    labels ``c`` in [0, 1] (the factor 4, the largest human label, puts the
+    gains on the NDCG scale) and ``N`` the ideal value, so it is NDCG with
+    gains ``2**(4c) - 1``. The base of the log cancels in the ratio.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Click labels (for example click-through rates) in [0, 1].
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row. None scores all rows as one query.
+    k : int or None, default=10
+        The truncation ``T``; None means all documents.
+    ties : {"average", "stable"}, default="average"
+        Tie handling, as in :func:`ndcg_score`.
+    no_relevant : float or "skip", default=1.0
+        Value of a query with no clicks at all.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    result = _cndcg(y_true, y_score, qid, k, ties, no_relevant)
+    return result.mean(sample_weight, "cndcg_score")
+
+
+def cndcg_score_per_query(y_true, y_score, *, qid=None, k=10, ties="average", no_relevant=1.0):
+    """CNDCG@k of every query; parameters as in :func:`cndcg_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+    values : ndarray of shape (n_queries,)
+    """
+    result = _cndcg(y_true, y_score, qid, k, ties, no_relevant)
+    return result.unique_qids, result.values
+
+
+def _binary_metric(
+    kernel, y_true, y_score, qid, k, threshold, ties, no_relevant, divide_by_k=False
+):
+    """Run a kernel on the 0/1 relevance ``y_true >= threshold``."""
+    y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
+    threshold = check_real(threshold, "threshold")
+    no_relevant = check_no_relevant(no_relevant)
+    relevant = (y_true >= threshold).astype(np.int8)
+    values = np.empty(offsets.shape[0] - 1)
+    kk = effective_k(k, offsets)
+    kernel(relevant[order], y_score[order], offsets, kk, ties == "average", values)
+    if divide_by_k:
+        # Divide by k even for queries shorter than k (trec_eval's P@k); with
+        # k=None each query is divided by its own size.
+        values /= np.diff(offsets) if k is None else k
+    has_relevant = np.add.reduceat(relevant[order], offsets[:-1]) > 0
+    return _PerQuery(uq, apply_no_relevant(values, has_relevant, no_relevant), order, offsets)
+
+
+def mrr_score(
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=None,
+    threshold=1,
+    ties="average",
+    no_relevant=0.0,
+    sample_weight=None,
+):
+    """Mean Reciprocal Rank over queries.
+
+    The reciprocal rank of a query is ``1 / rank`` of its first document with
+    ``y_true >= threshold``, or 0 if none is in the top ``k``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance labels.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row. None scores all rows as one query.
+    k : int or None, default=None
+        Cutoff; None means all documents.
+    threshold : float, default=1
+        Labels ``>= threshold`` are relevant.
+    ties : {"average", "stable"}, default="average"
+        "average" is the exact expectation over random orders of tied
+        documents: if the first tied group holding relevant documents starts
+        after ``p`` documents and has ``m`` documents, ``r`` relevant, the
+        first relevant one is at group position ``j`` with probability
+        ``C(m-j, r-1) / C(m, r)``.
+    no_relevant : float or "skip", default=0.0
+        Value of a query without any relevant document.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    result = _binary_metric(
+        _reciprocal_rank_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
+    )
+    return result.mean(sample_weight, "mrr_score")
+
+
+def mrr_score_per_query(
+    y_true, y_score, *, qid=None, k=None, threshold=1, ties="average", no_relevant=0.0
+):
+    """Reciprocal rank of every query; parameters as in :func:`mrr_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+    values : ndarray of shape (n_queries,)
+    """
+    result = _binary_metric(
+        _reciprocal_rank_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
+    )
+    return result.unique_qids, result.values
+
+
+def map_score(
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=None,
+    threshold=1,
+    ties="average",
+    no_relevant=0.0,
+    sample_weight=None,
+):
+    """Mean Average Precision over queries.
+
+    Average precision of a query is the sum of precision@r over the ranks
+    ``r <= k`` that hold a relevant document (``y_true >= threshold``),
+    divided by the number of relevant documents ``R`` (by ``min(R, k)`` when
+    ``k`` is given, so a perfect top-k list scores 1).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance labels.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row. None scores all rows as one query.
+    k : int or None, default=None
+        Cutoff; None means all documents.
+    threshold : float, default=1
+        Labels ``>= threshold`` are relevant.
+    ties : {"average", "stable"}, default="average"
+        "average" is the exact expectation over random orders of tied
+        documents (a closed form per tied group).
+    no_relevant : float or "skip", default=0.0
+        Value of a query without any relevant document.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    result = _binary_metric(
+        _average_precision_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
+    )
+    return result.mean(sample_weight, "map_score")
+
+
+def map_score_per_query(
+    y_true, y_score, *, qid=None, k=None, threshold=1, ties="average", no_relevant=0.0
+):
+    """Average precision of every query; parameters as in :func:`map_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+    values : ndarray of shape (n_queries,)
+    """
+    result = _binary_metric(
+        _average_precision_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
+    )
+    return result.unique_qids, result.values
+
+
+def _precision(y_true, y_score, qid, k, threshold, ties, no_relevant):
+    return _binary_metric(
+        _precision_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant, True
+    )
+
+
+def precision_at_k(
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=10,
+    threshold=1,
+    ties="average",
+    no_relevant=0.0,
+    sample_weight=None,
+):
+    """Mean precision at ``k`` over queries.
+
+    Precision@k of a query is the number of relevant documents
+    (``y_true >= threshold``) in its top ``k`` divided by ``k``, also when the
+    query has fewer than ``k`` documents.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance labels.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row. None scores all rows as one query.
+    k : int or None, default=10
+        Cutoff; None divides by the query's size.
+    threshold : float, default=1
+        Labels ``>= threshold`` are relevant.
+    ties : {"average", "stable"}, default="average"
+        With "average", each rank of a tied group that straddles the cutoff
+        counts the group's fraction of relevant documents.
+    no_relevant : float or "skip", default=0.0
+        Value of a query without any relevant document (its precision is 0
+        anyway; use "skip" to leave it out).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    result = _precision(y_true, y_score, qid, k, threshold, ties, no_relevant)
+    return result.mean(sample_weight, "precision_at_k")
+
+
+def precision_at_k_per_query(
+    y_true, y_score, *, qid=None, k=10, threshold=1, ties="average", no_relevant=0.0
+):
+    """Precision@k of every query; parameters as in :func:`precision_at_k`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+    values : ndarray of shape (n_queries,)
+    """
+    result = _precision(y_true, y_score, qid, k, threshold, ties, no_relevant)
+    return result.unique_qids, result.values
+
+
+def _err(y_true, y_score, qid, k, max_grade, ties, no_relevant):
+    y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
+    no_relevant = check_no_relevant(no_relevant)
+    _check_exponential_labels(y_true, "err_score (2**y - 1)")
+    if max_grade is None:
+        max_grade = float(np.max(y_true))
+    else:
+        max_grade = check_real(max_grade, "max_grade")
+        if max_grade >= 1024 or max_grade < 0:
+            raise ValueError(f"max_grade must lie in [0, 1024); got {max_grade}.")
+        if np.max(y_true) > max_grade:
+            raise ValueError(
+                f"y_true contains labels above max_grade={max_grade}; raise max_grade."
+            )
+    stop = (np.exp2(y_true) - 1.0) / np.exp2(max_grade)
+    values = np.empty(offsets.shape[0] - 1)
+    kk = effective_k(k, offsets)
+    _err_per_query(stop[order], y_score[order], offsets, kk, ties == "average", values)
+    has_relevant = np.add.reduceat(stop[order], offsets[:-1]) > 0
+    return _PerQuery(uq, apply_no_relevant(values, has_relevant, no_relevant), order, offsets)
+
+
+def err_score(
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=10,
+    max_grade=None,
+    ties="average",
+    no_relevant=0.0,
+    sample_weight=None,
+):
+    """Mean Expected Reciprocal Rank at ``k`` over queries.
+
+    From Chapelle, Metzler, Zhang and Grinspan, *Expected Reciprocal Rank for
+    Graded Relevance* (CIKM 2009): a user scans down the list and stops at
+    rank ``r`` with probability ``R_r = (2**y_r - 1) / 2**max_grade``;
+    ``ERR@k = sum_{r <= k} (1/r) R_r prod_{i < r} (1 - R_i)``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Non-negative graded labels (below 1024).
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,), default=None
+        Query id of every row. None scores all rows as one query.
+    k : int or None, default=10
+        Cutoff; None means all documents.
+    max_grade : float, default=None
+        The largest possible grade. None takes the largest label of the whole
+        input, so a query's value then depends on the other queries passed
+        with it: set it (for example 4 for MSLR-WEB and Yahoo, 2 for MQ2008)
+        when comparing numbers across calls.
+    ties : {"average", "stable"}, default="average"
+        "average" is the exact expectation over random orders of tied
+        documents, computed per tied group with elementary symmetric
+        polynomials of ``1 - R`` (quadratic in the group size, not factorial).
+    no_relevant : float or "skip", default=0.0
+        Value of a query whose labels are all 0 (its ERR is 0 anyway).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Row weights; a query weighs the mean of its rows' weights.
+
+    Returns
+    -------
+    score : float
+    """
+    result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
+    return result.mean(sample_weight, "err_score")
+
+
+def err_score_per_query(
+    y_true, y_score, *, qid=None, k=10, max_grade=None, ties="average", no_relevant=0.0
+):
+    """ERR@k of every query; parameters as in :func:`err_score`.
+
+    Returns
+    -------
+    unique_qids : ndarray of shape (n_queries,)
+    values : ndarray of shape (n_queries,)
+    """
+    result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
+    return result.unique_qids, result.values
