@@ -1,0 +1,182 @@
+"""The small interface every training objective implements.
+
+The booster reorders the training rows so that each query is contiguous and
+describes the queries by ``offsets`` (query ``q`` is rows
+``offsets[q]:offsets[q + 1]``). It allocates the float32 gradient and hessian
+buffers once per fit and, at every iteration, calls
+:meth:`BaseObjective.prepare_iteration` then
+:meth:`BaseObjective.gradient_hessian`. Gradients are derivatives of the loss
+with respect to the raw scores, so the booster's Newton leaf value is
+``-sum(gradients) / sum(hessians)``.
+
+An objective is one module: an ``@njit`` kernel for one query, an
+``@njit(parallel=True)`` loop over queries that calls it, and a small subclass
+of :class:`BaseObjective`, registered in ``OBJECTIVES``.
+"""
+
+import numbers
+
+import numpy as np
+
+from .._gbdt.common import G_H_DTYPE, Y_DTYPE
+
+
+class BaseObjective:
+    """Base class of the training objectives.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels, rows in query order.
+    offsets : array-like of shape (n_queries + 1,)
+        Query boundaries: query ``q`` is rows ``offsets[q]:offsets[q + 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-row weights; ``None`` means all ones.
+    **params : dict
+        Objective-specific parameters. Subclasses take theirs as keywords, so
+        any that reach this class are unknown and raise a ValueError.
+
+    Attributes
+    ----------
+    name : str
+        Key of the objective in ``OBJECTIVES``.
+    n_queries : int
+        Number of queries.
+    """
+
+    name = None
+
+    def __init__(self, y, offsets, sample_weight=None, **params):
+        self.y = _check_labels(y)
+        self.offsets = _check_offsets(offsets, self.y.shape[0])
+        self.n_queries = self.offsets.shape[0] - 1
+        self.sample_weight = _check_sample_weight(sample_weight, self.y.shape[0])
+        if params:
+            # Subclasses consume their own keywords; anything left is a typo.
+            raise ValueError(
+                f"Unknown parameters for objective {self.name!r}: "
+                f"{sorted(params)}."
+            )
+
+    def gradient_hessian(self, raw_scores, grad_out, hess_out):
+        """Fill the gradient and hessian of every row.
+
+        Parameters
+        ----------
+        raw_scores : ndarray of shape (n_samples,), dtype float64
+            Current raw scores, rows in query order.
+        grad_out : ndarray of shape (n_samples,), dtype float32
+            Output: derivative of the loss with respect to each score.
+        hess_out : ndarray of shape (n_samples,), dtype float32
+            Output: (approximate) second derivative, non-negative.
+        """
+        raise NotImplementedError
+
+    def loss(self, raw_scores):
+        """Scalar loss to log and to monitor for early stopping (lower is better).
+
+        Parameters
+        ----------
+        raw_scores : ndarray of shape (n_samples,), dtype float64
+            Raw scores, rows in query order.
+
+        Returns
+        -------
+        loss : float
+        """
+        raise NotImplementedError
+
+    def init_score(self):
+        """Baseline raw score the boosting starts from.
+
+        Returns
+        -------
+        score : float
+            0.0: ranking objectives are invariant to a constant shift.
+        """
+        return 0.0
+
+    def prepare_iteration(self, rng):
+        """Draw whatever randomness the next iteration needs.
+
+        Called once before each :meth:`gradient_hessian`. Kernels never draw
+        random numbers themselves, so that results do not depend on threads.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The fit's seeded generator.
+        """
+
+    def _check_buffers(self, raw_scores, grad_out, hess_out):
+        n = self.y.shape[0]
+        if raw_scores.shape != (n,) or raw_scores.dtype != Y_DTYPE:
+            raise ValueError(
+                f"raw_scores must be a float64 array of shape ({n},), got "
+                f"{raw_scores.dtype} of shape {raw_scores.shape}."
+            )
+        for name, buf in (("grad_out", grad_out), ("hess_out", hess_out)):
+            if buf.shape != (n,) or buf.dtype != G_H_DTYPE:
+                raise ValueError(
+                    f"{name} must be a float32 array of shape ({n},), got "
+                    f"{buf.dtype} of shape {buf.shape}."
+                )
+
+
+def _check_labels(y):
+    y = np.ascontiguousarray(y, dtype=Y_DTYPE)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must not contain NaN or infinity.")
+    return y
+
+
+def _check_offsets(offsets, n_samples):
+    offsets = np.asarray(offsets)
+    if offsets.ndim != 1 or offsets.shape[0] < 1:
+        raise ValueError(
+            f"offsets must be a 1-dimensional array of length n_queries + 1, "
+            f"got shape {offsets.shape}."
+        )
+    if not np.issubdtype(offsets.dtype, np.integer):
+        raise ValueError(f"offsets must hold integers, got dtype {offsets.dtype}.")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets[0] != 0 or offsets[-1] != n_samples:
+        raise ValueError(
+            f"offsets must start at 0 and end at n_samples={n_samples}, got "
+            f"{offsets[0]} and {offsets[-1]}."
+        )
+    if np.any(np.diff(offsets) < 0):
+        raise ValueError("offsets must be non-decreasing.")
+    return offsets
+
+
+def _check_sample_weight(sample_weight, n_samples):
+    if sample_weight is None:
+        return None
+    sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if sample_weight.shape != (n_samples,):
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},), got "
+            f"{sample_weight.shape}."
+        )
+    if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return sample_weight
+
+
+def _check_positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}.")
+    return int(value)
+
+
+def _check_positive_float(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value}.")
+    return float(value)
