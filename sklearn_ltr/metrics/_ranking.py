@@ -115,7 +115,9 @@ def _dcg_and_ideal(gains, y_score, k, ties, order, offsets):
     n_queries = offsets.shape[0] - 1
     kk = effective_k(k, offsets)
     longest = int(np.max(np.diff(offsets)))
-    discount = 1.0 / np.log2(np.arange(min(kk, longest), dtype=np.float64) + 2.0)
+    # One discount per position of the longest query, cutoff or not, so the
+    # kernel never depends on k to stay inside the buffer.
+    discount = 1.0 / np.log2(np.arange(longest, dtype=np.float64) + 2.0)
     dcg = np.empty(n_queries)
     ideal = np.empty(n_queries)
     _dcg_per_query(
