@@ -11,7 +11,8 @@ alternated ours/theirs because the machine is shared.
 Targets: < 0.5 s warm for 1M rows / 10k queries, and >= 20x faster than the
 sklearn loop.
 
-Run from the repository root: ``python benchmarks/bench_metrics.py [--n-queries 10000] [--docs 100]``
+Run from the repository root:
+``python benchmarks/bench_metrics.py [--n-queries 10000] [--docs 100]``
 """
 
 import argparse

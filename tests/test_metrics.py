@@ -147,7 +147,13 @@ def _metric_cases(k):
             lambda r: _ref_ap(r, k, 2),
             graded,
         ),
-        ("precision", precision_at_k_per_query, dict(k=kk), lambda r: _ref_precision(r, kk), graded),
+        (
+            "precision",
+            precision_at_k_per_query,
+            dict(k=kk),
+            lambda r: _ref_precision(r, kk),
+            graded,
+        ),
         (
             "err",
             err_score_per_query,
@@ -347,6 +353,11 @@ def test_precision_hand_computed():
     assert precision_at_k([1, 0, 1, 0, 1], [5, 4, 3, 2, 1], k=3) == pytest.approx(2 / 3)
     # Divided by k even when the query is shorter: 2 relevant / k=10.
     assert precision_at_k([1, 1, 0], [3, 2, 1], k=10) == pytest.approx(0.2)
+    # k=None divides each query by its own size: 2/3 and 1/2.
+    _, per = precision_at_k_per_query(
+        [1, 1, 0, 0, 1], [3, 2, 1, 0, 0], qid=[0, 0, 0, 1, 1], k=None
+    )
+    np.testing.assert_allclose(per, [2 / 3, 1 / 2])
     # Rank 1 irrelevant; ranks 2-4 tied with one relevant among three, and
     # one of their positions is inside k=2: expected hits 1/3, P@2 = 1/6.
     assert precision_at_k([0, 1, 0, 0], [3, 2, 2, 2], k=2) == pytest.approx(1 / 6)

@@ -21,6 +21,11 @@ def check_column(y, name):
             f"{name} must be a 1-D array with one value per row (queries are given by "
             f"qid, not by rows of a 2-D array); got shape {y.shape}."
         )
+    if y.dtype.kind == "O":  # e.g. mixed Python numbers, pandas nullable columns
+        try:
+            return y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold real numbers; got non-numeric values.") from None
     if y.dtype.kind not in "biuf":
         raise ValueError(f"{name} must hold real numbers; got dtype {y.dtype}.")
     return y.astype(np.float64, copy=False)
