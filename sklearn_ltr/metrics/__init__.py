@@ -22,8 +22,20 @@ from ._ranking import (
     precision_at_k,
     precision_at_k_per_query,
 )
+from ._scorer import (
+    RankingScorer,
+    make_ranking_scorer,
+    map_scorer,
+    mrr_scorer,
+    ndcg_scorer,
+)
 
 __all__ = [
+    "RankingScorer",
+    "make_ranking_scorer",
+    "map_scorer",
+    "mrr_scorer",
+    "ndcg_scorer",
     "cndcg_score",
     "cndcg_score_per_query",
     "dcg_score",

@@ -1,0 +1,243 @@
+"""Scorers that know about queries, for GridSearchCV, cross_val_score and friends.
+
+scikit-learn hands a scorer only ``(estimator, X, y)`` plus whatever metadata
+routing delivers. A ranking metric computed without query ids silently scores
+a whole test fold as one query, which gives plausible but wrong numbers. The
+scorers here therefore find ``qid`` in one of two places, and refuse to score
+otherwise:
+
+1. routed metadata: with ``sklearn.set_config(enable_metadata_routing=True)``
+   the scorer requests ``qid`` by default, so ``GridSearchCV(...).fit(X, y,
+   qid=qid)`` and ``cross_val_score(..., params={"qid": qid})`` just work;
+2. a DataFrame column named ``"qid"`` in ``X`` (the convention XGBoost uses),
+   for when routing is off.
+"""
+
+import sklearn
+from sklearn.utils.metadata_routing import MetadataRequest
+
+from .._queries import resolve_qid
+from ._ranking import map_score, mrr_score, ndcg_score
+
+__all__ = ["RankingScorer", "make_ranking_scorer", "ndcg_scorer", "mrr_scorer", "map_scorer"]
+
+
+def _routing_enabled():
+    return bool(sklearn.get_config().get("enable_metadata_routing", False))
+
+
+class RankingScorer:
+    """A query-aware scorer: ``scorer(estimator, X, y_true, qid=None)``.
+
+    Build it with :func:`make_ranking_scorer` or one of the shortcuts
+    (:func:`ndcg_scorer`, :func:`mrr_scorer`, :func:`map_scorer`).
+
+    Parameters
+    ----------
+    score_func : callable
+        ``score_func(y_true, y_score, *, qid, sample_weight=None, **kwargs)``
+        returning a float, such as :func:`sklearn_ltr.metrics.ndcg_score`.
+    greater_is_better : bool, default=True
+        If False, the scorer returns the negated metric, so that larger is
+        always better for model selection (as in :func:`sklearn.metrics.make_scorer`).
+    response_method : {"predict", "predict_proba"}, default="predict"
+        Which estimator method gives the scores. With ``"predict_proba"`` the
+        probability of the positive class (column 1) is used.
+    qid_column : str, default="qid"
+        Name of the DataFrame column read when no ``qid`` is routed.
+    **kwargs
+        Passed to ``score_func``.
+    """
+
+    def __init__(
+        self,
+        score_func,
+        *,
+        greater_is_better=True,
+        response_method="predict",
+        qid_column="qid",
+        **kwargs,
+    ):
+        if response_method not in ("predict", "predict_proba"):
+            raise ValueError(
+                "response_method must be 'predict' or 'predict_proba'; got "
+                f"{response_method!r}."
+            )
+        self._score_func = score_func
+        self._sign = 1 if greater_is_better else -1
+        self._response_method = response_method
+        self._qid_column = qid_column
+        self._kwargs = kwargs
+        # Request qid by default so that users never need set_score_request.
+        self._metadata_request = MetadataRequest(owner=type(self).__name__)
+        self._metadata_request.score.add_request(param="qid", alias=True)
+
+    def __repr__(self):
+        args = "".join(f", {k}={v!r}" for k, v in self._kwargs.items())
+        sign = "" if self._sign > 0 else ", greater_is_better=False"
+        return f"make_ranking_scorer({self._score_func.__name__}{sign}{args})"
+
+    def get_metadata_routing(self):
+        """Metadata this scorer requests: ``qid`` by default.
+
+        Returns
+        -------
+        request : MetadataRequest
+        """
+        return self._metadata_request
+
+    def set_score_request(self, *, qid=True, sample_weight=None):
+        """Change which metadata the scorer requests (routing must be on).
+
+        Parameters
+        ----------
+        qid : bool or str, default=True
+            True to request ``qid``; a string to request it under another
+            name (an alias such as ``"query_id"``).
+        sample_weight : bool, str or None, default=None
+            True to request per-row sample weights for the metric.
+
+        Returns
+        -------
+        self : RankingScorer
+        """
+        if not _routing_enabled():
+            raise RuntimeError(
+                "set_score_request is only available when metadata routing is enabled: "
+                "call sklearn.set_config(enable_metadata_routing=True) first."
+            )
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="qid", alias=qid)
+        if sample_weight is not None:
+            request.score.add_request(param="sample_weight", alias=sample_weight)
+        self._metadata_request = request
+        return self
+
+    def __call__(self, estimator, X, y_true, qid=None, sample_weight=None):
+        """Score ``estimator`` on ``X`` per query.
+
+        Parameters
+        ----------
+        estimator : fitted estimator with ``predict`` (or ``predict_proba``)
+        X : array-like or DataFrame
+            Passed untouched to the estimator, so a pipeline that was fitted
+            with a ``qid`` column sees one again.
+        y_true : array-like of shape (n_samples,)
+        qid : array-like of shape (n_samples,), default=None
+            Query ids, usually routed by scikit-learn. If None, ``X[qid_column]``
+            is used.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        ValueError
+            If no query ids can be found.
+        """
+        _, qid = resolve_qid(X, qid, qid_column=self._qid_column)
+        if qid is None:
+            raise ValueError(
+                f"{self!r} got no query ids, so it cannot score per query (scoring the "
+                "whole fold as one query would give a wrong number). Either enable "
+                "metadata routing with sklearn.set_config(enable_metadata_routing=True) "
+                "and pass qid to fit / cross_val_score(params={'qid': qid}), or pass X "
+                f"as a DataFrame with a {self._qid_column!r} column."
+            )
+        if self._response_method == "predict_proba":
+            y_score = estimator.predict_proba(X)[:, 1]
+        else:
+            y_score = estimator.predict(X)
+        value = self._score_func(
+            y_true, y_score, qid=qid, sample_weight=sample_weight, **self._kwargs
+        )
+        return self._sign * value
+
+
+def make_ranking_scorer(
+    score_func, *, greater_is_better=True, response_method="predict", qid_column="qid", **kwargs
+):
+    """Make a query-aware scorer from a metric that takes ``qid``.
+
+    Parameters
+    ----------
+    score_func : callable
+        ``score_func(y_true, y_score, *, qid, sample_weight=None, **kwargs)``.
+    greater_is_better : bool, default=True
+        Whether larger metric values are better. If False the scorer negates
+        the metric.
+    response_method : {"predict", "predict_proba"}, default="predict"
+        Estimator method that produces the scores.
+    qid_column : str, default="qid"
+        DataFrame column used for query ids when none are routed.
+    **kwargs
+        Fixed keyword arguments of ``score_func`` (for example ``k=5``).
+
+    Returns
+    -------
+    scorer : RankingScorer
+        A callable ``scorer(estimator, X, y_true, qid=None, sample_weight=None)``
+        that requests ``qid`` through metadata routing by default.
+
+    Examples
+    --------
+    >>> from sklearn_ltr.metrics import make_ranking_scorer, ndcg_score
+    >>> make_ranking_scorer(ndcg_score, k=5, gain="linear")
+    make_ranking_scorer(ndcg_score, k=5, gain='linear')
+    """
+    return RankingScorer(
+        score_func,
+        greater_is_better=greater_is_better,
+        response_method=response_method,
+        qid_column=qid_column,
+        **kwargs,
+    )
+
+
+def ndcg_scorer(k=10, **kwargs):
+    """Scorer for mean NDCG@k over queries (see :func:`ndcg_score`).
+
+    Parameters
+    ----------
+    k : int or None, default=10
+        Cutoff.
+    **kwargs
+        Other :func:`ndcg_score` parameters (``gain``, ``ties``, ``no_relevant``).
+
+    Returns
+    -------
+    scorer : RankingScorer
+    """
+    return make_ranking_scorer(ndcg_score, k=k, **kwargs)
+
+
+def mrr_scorer(**kwargs):
+    """Scorer for mean reciprocal rank over queries (see :func:`mrr_score`).
+
+    Parameters
+    ----------
+    **kwargs
+        :func:`mrr_score` parameters (``k``, ``threshold``, ``ties``).
+
+    Returns
+    -------
+    scorer : RankingScorer
+    """
+    return make_ranking_scorer(mrr_score, **kwargs)
+
+
+def map_scorer(**kwargs):
+    """Scorer for mean average precision over queries (see :func:`map_score`).
+
+    Parameters
+    ----------
+    **kwargs
+        :func:`map_score` parameters (``k``, ``threshold``, ``ties``).
+
+    Returns
+    -------
+    scorer : RankingScorer
+    """
+    return make_ranking_scorer(map_score, **kwargs)
