@@ -338,6 +338,10 @@ class LambdaRankObjective(BaseObjective):
     lambdas are not the gradient of any loss, so this is a monitor, not the
     function being differentiated.
 
+    :meth:`gradient_hessian` remembers each query's ranking and starts the
+    next call's sort from it, which is faster because scores change little
+    between boosting iterations; the result does not depend on it.
+
     References
     ----------
     C. J. C. Burges. From RankNet to LambdaRank to LambdaMART: An Overview.
