@@ -1,0 +1,374 @@
+"""This module contains the BinMapper, which maps raw feature values to bins.
+
+Each feature gets at most ``max_bins`` value bins, bounded by quantile
+thresholds computed on a seeded subsample, plus one bin reserved for missing
+values (NaN) at index ``max_bins``. The binned matrix is ``uint8`` and
+Fortran-ordered (one contiguous column per feature), which is the layout the
+histogram kernels read.
+"""
+
+import numpy as np
+from numba import njit, prange
+from scipy import sparse
+
+from .common import MAX_BINS, X_BINNED_DTYPE, X_DTYPE
+
+# Thresholds are clipped to this value so that +inf is never a threshold:
+# +inf is a value like any other and must land in the last value bin.
+_ALMOST_INF = 1e300
+# Rows per block in the dense transform: reading a block of C-ordered rows
+# feature by feature keeps the block in cache while writing contiguous
+# runs into the Fortran-ordered output.
+_ROW_BLOCK = 256
+
+
+@njit(cache=True)
+def _thresholds_from_sorted(values, max_bins, out):
+    """Compute the bin thresholds of one feature from its sorted values.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_values,), dtype float64
+        Sorted non-missing values of the feature (may be empty).
+    max_bins : int
+        Maximum number of value bins.
+    out : ndarray of shape (max_bins - 1,), dtype float64
+        Buffer receiving the thresholds.
+
+    Returns
+    -------
+    n_thresholds : int
+        Number of thresholds written to ``out`` (``n_bins - 1``).
+    """
+    n = values.shape[0]
+    if n == 0:
+        return 0
+    n_distinct = 1
+    for i in range(1, n):
+        if values[i] != values[i - 1]:
+            n_distinct += 1
+    k = 0
+    if n_distinct <= max_bins:
+        # One bin per distinct value, split at the midpoints. Halve before
+        # adding so that two huge finite values do not overflow to inf.
+        for i in range(1, n):
+            if values[i] != values[i - 1]:
+                out[k] = 0.5 * values[i - 1] + 0.5 * values[i]
+                k += 1
+    else:
+        # Same as np.percentile(values, linspace(0, 100, max_bins + 1)[1:-1],
+        # method="midpoint"), then duplicates dropped (ties in heavy values
+        # would otherwise give empty bins).
+        for j in range(1, max_bins):
+            q = j / max_bins
+            pos = q * (n - 1)
+            lo = int(np.floor(pos))
+            if pos == lo:
+                t = values[lo]
+            else:
+                t = values[lo] + 0.5 * (values[lo + 1] - values[lo])
+            if k == 0 or t != out[k - 1]:
+                out[k] = t
+                k += 1
+    for i in range(k):
+        if out[i] > _ALMOST_INF:
+            out[i] = _ALMOST_INF
+    return k
+
+
+@njit(parallel=True, cache=True)
+def _find_thresholds_dense(X_sub, max_bins, thresholds, n_thresholds, has_missing):
+    """Fill per-feature thresholds from a dense subsample, in parallel over features.
+
+    Parameters
+    ----------
+    X_sub : ndarray of shape (n_sub, n_features), dtype float64
+        Subsample of the data.
+    max_bins : int
+        Maximum number of value bins.
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
+        Output buffer, row ``f`` receives the thresholds of feature ``f``.
+    n_thresholds : ndarray of shape (n_features,), dtype int64
+        Output, number of thresholds of each feature.
+    has_missing : ndarray of shape (n_features,), dtype bool
+        Output, whether the feature has NaN in the subsample.
+    """
+    n_sub, n_features = X_sub.shape
+    for f in prange(n_features):
+        col = np.empty(n_sub, dtype=np.float64)
+        m = 0
+        for i in range(n_sub):
+            x = X_sub[i, f]
+            if np.isnan(x):
+                has_missing[f] = True
+            else:
+                col[m] = x
+                m += 1
+        vals = np.sort(col[:m])
+        n_thresholds[f] = _thresholds_from_sorted(vals, max_bins, thresholds[f])
+
+
+@njit(cache=True)
+def _bin_one(x, thresholds, n_thr, missing_bin):
+    """Return the bin of a value: the number of thresholds strictly below it.
+
+    With this rule ``x <= thresholds[b]`` if and only if ``bin(x) <= b``,
+    so raw and binned predictions agree.
+    """
+    if np.isnan(x):
+        return missing_bin
+    lo = 0
+    hi = n_thr
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if thresholds[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(parallel=True, cache=True)
+def _map_dense_to_bins(X, row_order, thresholds, n_thresholds, missing_bin, out):
+    """Bin a dense matrix into a Fortran-ordered uint8 matrix.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows_in, n_features)
+        Raw values (any float dtype, C or F order).
+    row_order : ndarray of shape (n_rows,), dtype int64
+        Output row ``r`` is input row ``row_order[r]``.
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
+        Padded per-feature thresholds.
+    n_thresholds : ndarray of shape (n_features,), dtype int64
+        Number of valid thresholds per feature.
+    missing_bin : int
+        Bin index of missing values.
+    out : ndarray of shape (n_rows, n_features), dtype uint8, Fortran order
+        Output buffer.
+    """
+    n_rows = row_order.shape[0]
+    n_features = X.shape[1]
+    n_blocks = (n_rows + _ROW_BLOCK - 1) // _ROW_BLOCK
+    for blk in prange(n_blocks):
+        start = blk * _ROW_BLOCK
+        stop = min(start + _ROW_BLOCK, n_rows)
+        for f in range(n_features):
+            thr = thresholds[f]
+            n_thr = n_thresholds[f]
+            for r in range(start, stop):
+                out[r, f] = _bin_one(X[row_order[r], f], thr, n_thr, missing_bin)
+
+
+@njit(parallel=True, cache=True)
+def _map_csr_to_bins(data, indices, indptr, row_order, thresholds, n_thresholds,
+                     missing_bin, zero_bins, out):
+    """Bin a CSR matrix (implicit entries are 0.0) into a uint8 matrix.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarray
+        CSR arrays of the input.
+    row_order : ndarray of shape (n_rows,), dtype int64
+        Output row ``r`` is input row ``row_order[r]``.
+    thresholds, n_thresholds, missing_bin
+        As in :func:`_map_dense_to_bins`.
+    zero_bins : ndarray of shape (n_features,), dtype uint8
+        Bin of the value 0.0 for each feature.
+    out : ndarray of shape (n_rows, n_features), dtype uint8, Fortran order
+        Output buffer.
+    """
+    n_rows = row_order.shape[0]
+    n_features = out.shape[1]
+    n_blocks = (n_rows + _ROW_BLOCK - 1) // _ROW_BLOCK
+    for blk in prange(n_blocks):
+        start = blk * _ROW_BLOCK
+        stop = min(start + _ROW_BLOCK, n_rows)
+        for f in range(n_features):
+            z = zero_bins[f]
+            for r in range(start, stop):
+                out[r, f] = z
+        for r in range(start, stop):
+            src = row_order[r]
+            for k in range(indptr[src], indptr[src + 1]):
+                f = indices[k]
+                out[r, f] = _bin_one(data[k], thresholds[f], n_thresholds[f], missing_bin)
+
+
+class BinMapper:
+    """Map raw feature values to integer bins.
+
+    Parameters
+    ----------
+    max_bins : int, default=255
+        Maximum number of value bins per feature, in ``[2, 255]``. The
+        missing-value bin (index ``max_bins``) comes on top.
+    subsample : int or None, default=200_000
+        Number of rows, drawn without replacement, used to compute the
+        thresholds. ``None`` uses all rows.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the subsampling.
+
+    Attributes
+    ----------
+    bin_thresholds_ : list of ndarray of dtype float64
+        For each feature, the upper bound (inclusive) of each value bin but
+        the last: value ``x`` goes to bin ``b`` with
+        ``bin_thresholds_[f][b - 1] < x <= bin_thresholds_[f][b]``.
+    n_bins_non_missing_ : ndarray of shape (n_features,), dtype uint32
+        Number of value bins of each feature (``len(bin_thresholds_[f]) + 1``).
+    missing_values_bin_idx_ : int
+        Bin of missing values, equal to ``max_bins``.
+    has_missing_values_ : ndarray of shape (n_features,), dtype bool
+        Whether the feature had NaN in the subsample used for fitting.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    """
+
+    def __init__(self, max_bins=MAX_BINS, subsample=200_000, random_state=None):
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def _validate(self):
+        if not (isinstance(self.max_bins, (int, np.integer)) and 2 <= self.max_bins <= MAX_BINS):
+            raise ValueError(f"max_bins must be an integer in [2, {MAX_BINS}], got {self.max_bins!r}.")
+        if self.subsample is not None and not (
+            isinstance(self.subsample, (int, np.integer)) and self.subsample >= 1
+        ):
+            raise ValueError(f"subsample must be a positive integer or None, got {self.subsample!r}.")
+
+    @staticmethod
+    def _check_X(X):
+        if sparse.issparse(X):
+            if X.ndim != 2:
+                raise ValueError("X must be 2-dimensional.")
+            return X
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
+        if X.dtype.kind not in "fiub":
+            raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
+        if X.dtype.kind != "f":
+            X = X.astype(X_DTYPE)
+        return X
+
+    def fit(self, X):
+        """Compute the bin thresholds of every feature.
+
+        Parameters
+        ----------
+        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+            Raw values. NaN means missing; in sparse input implicit entries
+            are 0.0.
+
+        Returns
+        -------
+        self : BinMapper
+            The fitted mapper.
+        """
+        self._validate()
+        X = self._check_X(X)
+        n_samples, n_features = X.shape
+        if n_samples == 0:
+            raise ValueError("X must have at least one row.")
+        rows = None
+        if self.subsample is not None and n_samples > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            rows = np.sort(rng.choice(n_samples, self.subsample, replace=False))
+        max_bins = int(self.max_bins)
+        thresholds = np.zeros((n_features, max_bins - 1), dtype=np.float64)
+        n_thr = np.zeros(n_features, dtype=np.int64)
+        has_missing = np.zeros(n_features, dtype=np.bool_)
+        if sparse.issparse(X):
+            X_sub = X.tocsr() if rows is None else X.tocsr()[rows]
+            X_sub = X_sub.tocsc()
+            n_sub = X_sub.shape[0]
+            for f in range(n_features):
+                lo, hi = X_sub.indptr[f], X_sub.indptr[f + 1]
+                col = np.asarray(X_sub.data[lo:hi], dtype=np.float64)
+                nan = np.isnan(col)
+                has_missing[f] = nan.any()
+                col = np.concatenate([col[~nan], np.zeros(n_sub - (hi - lo))])
+                n_thr[f] = _thresholds_from_sorted(np.sort(col), max_bins, thresholds[f])
+        else:
+            X_sub = X if rows is None else X[rows]
+            _find_thresholds_dense(X_sub, max_bins, thresholds, n_thr, has_missing)
+        self._thresholds = thresholds
+        self._n_thresholds = n_thr
+        self.bin_thresholds_ = [thresholds[f, : n_thr[f]].copy() for f in range(n_features)]
+        self.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
+        self.missing_values_bin_idx_ = max_bins
+        self.has_missing_values_ = has_missing
+        self.n_features_in_ = n_features
+        return self
+
+    def transform(self, X, row_order=None):
+        """Bin X.
+
+        Parameters
+        ----------
+        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+            Raw values, as in :meth:`fit`.
+        row_order : ndarray of shape (n_rows,), dtype int64, default=None
+            If given, output row ``r`` is row ``row_order[r]`` of X, so the
+            caller gets reordered (or subsampled) rows without first copying
+            the float matrix. None means all rows in their order.
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_rows, n_features), dtype uint8
+            Fortran-ordered (column-major) binned matrix: value bins are in
+            ``[0, n_bins_non_missing_[f])`` and NaN maps to
+            ``missing_values_bin_idx_``.
+        """
+        if not hasattr(self, "bin_thresholds_"):
+            raise ValueError("This BinMapper is not fitted yet: call fit first.")
+        X = self._check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the BinMapper was fitted with "
+                f"{self.n_features_in_} features."
+            )
+        n_samples = X.shape[0]
+        if row_order is None:
+            row_order = np.arange(n_samples, dtype=np.int64)
+        else:
+            row_order = np.asarray(row_order)
+            if row_order.ndim != 1 or row_order.dtype.kind not in "iu":
+                raise ValueError("row_order must be a 1-d integer array.")
+            if row_order.size and (row_order.min() < 0 or row_order.max() >= n_samples):
+                raise ValueError("row_order has indices out of range [0, n_samples).")
+            row_order = row_order.astype(np.int64, copy=False)
+        out = np.empty((row_order.shape[0], self.n_features_in_), dtype=X_BINNED_DTYPE, order="F")
+        missing_bin = self.missing_values_bin_idx_
+        if sparse.issparse(X):
+            X = X.tocsr()
+            zero_bins = np.array(
+                [np.searchsorted(t, 0.0, side="left") for t in self.bin_thresholds_],
+                dtype=X_BINNED_DTYPE,
+            )
+            data = np.asarray(X.data, dtype=np.float64)
+            _map_csr_to_bins(data, X.indices, X.indptr, row_order, self._thresholds,
+                             self._n_thresholds, missing_bin, zero_bins, out)
+        else:
+            _map_dense_to_bins(X, row_order, self._thresholds, self._n_thresholds,
+                               missing_bin, out)
+        return out
+
+    def fit_transform(self, X, row_order=None):
+        """Fit on X and return the binned X.
+
+        Parameters
+        ----------
+        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+            Raw values.
+        row_order : ndarray of shape (n_rows,), dtype int64, default=None
+            See :meth:`transform`.
+
+        Returns
+        -------
+        X_binned : ndarray of shape (n_rows, n_features), dtype uint8
+            Fortran-ordered binned matrix.
+        """
+        return self.fit(X).transform(X, row_order=row_order)

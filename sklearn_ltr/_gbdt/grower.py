@@ -1,0 +1,442 @@
+"""This module contains the TreeGrower, which grows one tree best-first.
+
+Growth is leaf-wise as in LightGBM: among the current leaves, the one whose
+best split has the largest gain is split next, until ``max_leaf_nodes``
+leaves exist or no leaf has a valid split. The orchestration is plain
+Python; the per-node work (partition, gather, histogram, split search) runs
+in njitted kernels.
+
+Buffers (the histogram pool, the partitioned row indices, gathered
+gradients) are allocated once when the grower is created, so a booster
+creates one grower per fit and calls :meth:`TreeGrower.grow` per tree.
+
+Histogram subtraction: when a node is split, only the smaller child's
+histogram is built from its rows; the larger child's is the parent's minus
+the smaller's, computed in place in the parent's histogram slot. So at most
+one histogram per splittable leaf is alive at any time.
+"""
+
+import heapq
+from time import perf_counter
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from .common import G_H_DTYPE, NODE_DTYPE, X_BINNED_DTYPE
+from .histogram import (
+    _build_histogram,
+    _build_histogram_root,
+    _gather_gradients,
+    _subtract_histograms,
+    allocate_histograms,
+)
+from .splitting import _find_best_split, _partition
+
+
+class GrownTree(NamedTuple):
+    """A grown tree and the leaf assignment of its training rows.
+
+    Attributes
+    ----------
+    nodes : ndarray of shape (n_nodes,), dtype NODE_DTYPE
+        Flat tree, root at index 0; ``left``/``right`` index into this array.
+    partitioned_indices : ndarray of shape (n_used,), dtype int32
+        The rows used for this tree, grouped by leaf: the rows of leaf ``k``
+        are ``partitioned_indices[leaf_starts[k]:leaf_stops[k]]``.
+    leaf_starts, leaf_stops : ndarray of shape (n_leaves,), dtype int64
+        Row ranges of each leaf in ``partitioned_indices``.
+    leaf_values : ndarray of shape (n_leaves,), dtype float64
+        Value of each leaf (shrinkage applied).
+    leaf_nodes : ndarray of shape (n_leaves,), dtype int32
+        Index in ``nodes`` of each leaf.
+    """
+
+    nodes: np.ndarray
+    partitioned_indices: np.ndarray
+    leaf_starts: np.ndarray
+    leaf_stops: np.ndarray
+    leaf_values: np.ndarray
+    leaf_nodes: np.ndarray
+
+
+@njit(parallel=True, cache=True)
+def _update_raw_predictions(raw_predictions, partitioned_indices, leaf_starts,
+                            leaf_stops, leaf_values):
+    """Add each leaf's value to the raw predictions of its training rows.
+
+    Parameters
+    ----------
+    raw_predictions : ndarray of shape (n_samples,), dtype float64
+        Updated in place.
+    partitioned_indices : ndarray of shape (n_used,), dtype int32
+        Rows grouped by leaf (:attr:`GrownTree.partitioned_indices`).
+    leaf_starts, leaf_stops : ndarray of shape (n_leaves,), dtype int64
+        Row ranges of the leaves.
+    leaf_values : ndarray of shape (n_leaves,), dtype float64
+        Leaf values.
+    """
+    # Leaves own disjoint rows, so the parallel writes never collide.
+    for k in prange(leaf_starts.shape[0]):
+        v = leaf_values[k]
+        for i in range(leaf_starts[k], leaf_stops[k]):
+            raw_predictions[partitioned_indices[i]] += v
+
+
+def _as_mask(feature_mask, n_features):
+    if feature_mask is None:
+        return np.ones(n_features, dtype=np.uint8)
+    mask = np.asarray(feature_mask)
+    if mask.shape != (n_features,):
+        raise ValueError(
+            f"feature_mask must have shape ({n_features},), got {mask.shape}."
+        )
+    return mask.astype(np.uint8)
+
+
+class TreeGrower:
+    """Grow regression trees on binned data, best-first.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        Binned training data, Fortran-ordered (as returned by
+        :meth:`BinMapper.transform`); a C-ordered array is copied.
+    n_bins_non_missing : ndarray of shape (n_features,)
+        Number of value bins of each feature.
+    has_missing_values : ndarray of shape (n_features,), dtype bool
+        Whether each feature had missing values in training. Informative
+        only: missing values are detected per node from the histograms.
+    missing_values_bin_idx : int
+        Bin of missing values (``max_bins``).
+    bin_thresholds : list of ndarray, default=None
+        Raw-value thresholds of each feature (``BinMapper.bin_thresholds_``),
+        used to fill ``num_threshold`` of split nodes. If None,
+        ``num_threshold`` is NaN and only binned prediction is possible.
+    max_leaf_nodes : int or None, default=31
+        Maximum number of leaves; None for no limit.
+    max_depth : int or None, default=None
+        Maximum depth of leaves (the root has depth 0); None for no limit.
+    min_samples_leaf : int, default=20
+        Minimum number of rows in a leaf.
+    min_hessian_to_split : float, default=1e-3
+        Minimum sum of hessians in each child of a split.
+    l2_regularization : float, default=0.0
+        L2 regularization of leaf values.
+    min_gain_to_split : float, default=0.0
+        A split is made only if its gain is strictly larger.
+    shrinkage : float, default=1.0
+        Multiplies every leaf value (the learning rate).
+    """
+
+    def __init__(self, X_binned, n_bins_non_missing, has_missing_values,
+                 missing_values_bin_idx, bin_thresholds=None, max_leaf_nodes=31,
+                 max_depth=None, min_samples_leaf=20, min_hessian_to_split=1e-3,
+                 l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0):
+        X_binned = np.asarray(X_binned)
+        if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
+            raise ValueError("X_binned must be a 2-d uint8 array.")
+        if not X_binned.flags.f_contiguous:
+            X_binned = np.asfortranarray(X_binned)
+        n_samples, n_features = X_binned.shape
+        if n_samples >= 2**31:
+            raise ValueError("X_binned has too many rows (at most 2**31 - 1).")
+        n_bins_non_missing = np.asarray(n_bins_non_missing, dtype=np.uint32)
+        if n_bins_non_missing.shape != (n_features,):
+            raise ValueError("n_bins_non_missing must have one entry per feature.")
+        if not 1 <= missing_values_bin_idx <= 255:
+            raise ValueError("missing_values_bin_idx must be in [1, 255].")
+        if np.any(n_bins_non_missing > missing_values_bin_idx):
+            raise ValueError("n_bins_non_missing must not exceed missing_values_bin_idx.")
+        if max_leaf_nodes is not None and max_leaf_nodes < 2:
+            raise ValueError(f"max_leaf_nodes must be >= 2 or None, got {max_leaf_nodes}.")
+        if max_depth is not None and max_depth < 0:
+            raise ValueError(f"max_depth must be >= 0 or None, got {max_depth}.")
+        if min_samples_leaf < 1:
+            raise ValueError(f"min_samples_leaf must be >= 1, got {min_samples_leaf}.")
+        if min_hessian_to_split < 0:
+            raise ValueError(f"min_hessian_to_split must be >= 0, got {min_hessian_to_split}.")
+        if l2_regularization < 0:
+            raise ValueError(f"l2_regularization must be >= 0, got {l2_regularization}.")
+        if min_gain_to_split < 0:
+            raise ValueError(f"min_gain_to_split must be >= 0, got {min_gain_to_split}.")
+        if shrinkage <= 0:
+            raise ValueError(f"shrinkage must be > 0, got {shrinkage}.")
+        if bin_thresholds is not None and len(bin_thresholds) != n_features:
+            raise ValueError("bin_thresholds must have one array per feature.")
+        self.X_binned = X_binned
+        self.n_bins_non_missing = n_bins_non_missing
+        self.has_missing_values = np.asarray(has_missing_values, dtype=bool)
+        self.missing_values_bin_idx = int(missing_values_bin_idx)
+        self.bin_thresholds = bin_thresholds
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.min_samples_leaf = int(min_samples_leaf)
+        self.min_hessian_to_split = float(min_hessian_to_split)
+        self.l2_regularization = float(l2_regularization)
+        self.min_gain_to_split = float(min_gain_to_split)
+        self.shrinkage = float(shrinkage)
+        # Buffers reused by every tree.
+        n_bins = self.missing_values_bin_idx + 1
+        n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
+        self._histograms = allocate_histograms(n_hist, n_features, n_bins)
+        self._indices = np.empty(n_samples, dtype=np.int32)
+        self._scratch = np.empty(n_samples, dtype=np.int32)
+        self._ordered_g = np.empty(n_samples, dtype=G_H_DTYPE)
+        self._ordered_h = np.empty(n_samples, dtype=G_H_DTYPE)
+        self._all_rows = np.arange(n_samples, dtype=np.int32)
+        # Cumulative time (seconds) over all grow() calls, for profiling.
+        self.time_histograms = 0.0
+        self.time_find_split = 0.0
+        self.time_partition = 0.0
+        self.time_total = 0.0
+
+    # -- histogram slot pool ------------------------------------------------
+    def _take_slot(self):
+        if self._free_slots:
+            return self._free_slots.pop()
+        # Only reachable with max_leaf_nodes=None: grow the pool.
+        old = self._histograms
+        self._histograms = np.concatenate([old, np.zeros_like(old)])
+        self._free_slots.extend(range(2 * old.shape[0] - 1, old.shape[0], -1))
+        return old.shape[0]
+
+    def _splittable(self, count, sum_h, depth):
+        if self.max_depth is not None and depth >= self.max_depth:
+            return False
+        if count < 2 * self.min_samples_leaf:
+            return False
+        return sum_h >= 2 * self.min_hessian_to_split
+
+    def _find_split(self, node):
+        tic = perf_counter()
+        res = _find_best_split(
+            self._histograms[node["slot"]], node["sum_g"], node["sum_h"], node["count"],
+            self.n_bins_non_missing, self.missing_values_bin_idx, self._mask,
+            self.min_samples_leaf, self.min_hessian_to_split, self.min_gain_to_split,
+            self.l2_regularization)
+        node["split"] = res
+        self.time_find_split += perf_counter() - tic
+        if res[1] >= 0:
+            heapq.heappush(self._heap, (-res[0], node["id"]))
+        else:
+            self._free_slots.append(node["slot"])
+            node["slot"] = -1
+
+    def grow(self, gradients, hessians, sample_indices=None, feature_mask=None):
+        """Grow one tree.
+
+        Parameters
+        ----------
+        gradients : ndarray of shape (n_samples,), dtype float32
+            Gradients of all rows (rows outside ``sample_indices`` are ignored).
+        hessians : ndarray of shape (n_samples,), dtype float32
+            Hessians of all rows.
+        sample_indices : ndarray of shape (n_used,) of int, default=None
+            Rows used to grow this tree (e.g. the rows of sampled queries),
+            preferably ascending for cache locality. None means all rows.
+        feature_mask : ndarray of shape (n_features,) of bool, default=None
+            Features allowed for this tree (column sampling). None allows all.
+
+        Returns
+        -------
+        tree : GrownTree
+            The nodes and the leaf assignment of the rows in ``sample_indices``.
+        """
+        tic_total = perf_counter()
+        X = self.X_binned
+        n_samples, n_features = X.shape
+        gradients = np.asarray(gradients)
+        hessians = np.asarray(hessians)
+        if gradients.shape != (n_samples,) or hessians.shape != (n_samples,):
+            raise ValueError(
+                f"gradients and hessians must have shape ({n_samples},), got "
+                f"{gradients.shape} and {hessians.shape}."
+            )
+        gradients = np.ascontiguousarray(gradients, dtype=G_H_DTYPE)
+        hessians = np.ascontiguousarray(hessians, dtype=G_H_DTYPE)
+        self._mask = _as_mask(feature_mask, n_features)
+        if sample_indices is None:
+            n_used = n_samples
+            indices = self._indices
+            indices[:] = self._all_rows
+        else:
+            sample_indices = np.asarray(sample_indices)
+            if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
+                raise ValueError("sample_indices must be a 1-d integer array.")
+            n_used = sample_indices.shape[0]
+            if n_used == 0:
+                raise ValueError("sample_indices must not be empty.")
+            if sample_indices.min() < 0 or sample_indices.max() >= n_samples:
+                raise ValueError("sample_indices has rows out of range [0, n_samples).")
+            indices = self._indices[:n_used]
+            indices[:] = sample_indices
+        self._heap = []
+        self._free_slots = list(range(self._histograms.shape[0] - 1, -1, -1))
+        hists = self._histograms
+
+        og, oh = self._ordered_g, self._ordered_h
+        if sample_indices is None:
+            sum_g = float(np.sum(gradients, dtype=np.float64))
+            sum_h = float(np.sum(hessians, dtype=np.float64))
+        else:
+            _gather_gradients(indices, gradients, hessians, og, oh)
+            sum_g = float(np.sum(og[:n_used], dtype=np.float64))
+            sum_h = float(np.sum(oh[:n_used], dtype=np.float64))
+        root = dict(id=0, start=0, stop=n_used, count=n_used, sum_g=sum_g, sum_h=sum_h,
+                    depth=0, slot=-1, split=None, left=-1, right=-1)
+        nodes = [root]
+        n_leaves = 1
+        max_leaves = self.max_leaf_nodes
+        if self._splittable(n_used, sum_h, 0):
+            root["slot"] = self._take_slot()
+            tic = perf_counter()
+            if sample_indices is None:
+                _build_histogram_root(X, gradients, hessians, self._mask, hists[root["slot"]])
+            else:
+                _build_histogram(X, indices, og, oh, self._mask, hists[root["slot"]])
+            self.time_histograms += perf_counter() - tic
+            self._find_split(root)
+
+        missing_bin = self.missing_values_bin_idx
+        while self._heap and (max_leaves is None or n_leaves < max_leaves):
+            _, node_id = heapq.heappop(self._heap)
+            node = nodes[node_id]
+            gain, feat, bin_thr, mleft, gl, hl, cl = node["split"]
+            start, stop = node["start"], node["stop"]
+            tic = perf_counter()
+            n_left = _partition(indices[start:stop], X, feat, bin_thr, mleft, missing_bin,
+                                self._scratch)
+            self.time_partition += perf_counter() - tic
+            depth = node["depth"] + 1
+            left = dict(id=len(nodes), start=start, stop=start + n_left, count=n_left,
+                        sum_g=gl, sum_h=hl, depth=depth, slot=-1, split=None, left=-1,
+                        right=-1)
+            right = dict(id=len(nodes) + 1, start=start + n_left, stop=stop,
+                         count=stop - start - n_left, sum_g=node["sum_g"] - gl,
+                         sum_h=node["sum_h"] - hl, depth=depth, slot=-1, split=None,
+                         left=-1, right=-1)
+            nodes.append(left)
+            nodes.append(right)
+            node["left"], node["right"] = left["id"], right["id"]
+            n_leaves += 1
+            parent_slot = node["slot"]
+            node["slot"] = -1
+            if max_leaves is not None and n_leaves >= max_leaves:
+                # No further split will happen: skip the children's histograms.
+                self._free_slots.append(parent_slot)
+                break
+            if left["count"] <= right["count"]:
+                small, large = left, right
+            else:
+                small, large = right, left
+            small_ok = self._splittable(small["count"], small["sum_h"], depth)
+            large_ok = self._splittable(large["count"], large["sum_h"], depth)
+            tic = perf_counter()
+            if large_ok:
+                # Build the smaller child, derive the larger in the parent's slot.
+                small_slot = self._take_slot()
+                rows = indices[small["start"]:small["stop"]]
+                _gather_gradients(rows, gradients, hessians, og, oh)
+                _build_histogram(X, rows, og, oh, self._mask, hists[small_slot])
+                _subtract_histograms(hists[parent_slot], hists[small_slot], hists[parent_slot])
+                large["slot"] = parent_slot
+                if small_ok:
+                    small["slot"] = small_slot
+                else:
+                    self._free_slots.append(small_slot)
+            elif small_ok:
+                rows = indices[small["start"]:small["stop"]]
+                _gather_gradients(rows, gradients, hessians, og, oh)
+                _build_histogram(X, rows, og, oh, self._mask, hists[parent_slot])
+                small["slot"] = parent_slot
+            else:
+                self._free_slots.append(parent_slot)
+            self.time_histograms += perf_counter() - tic
+            for child in (left, right):
+                if child["slot"] >= 0:
+                    self._find_split(child)
+        tree = self._finalize(nodes, n_used)
+        self.time_total += perf_counter() - tic_total
+        return tree
+
+    def _finalize(self, nodes, n_used):
+        """Turn the list of node dicts into the flat NODE_DTYPE array."""
+        n_nodes = len(nodes)
+        out = np.zeros(n_nodes, dtype=NODE_DTYPE)
+        leaf_ids = [nd["id"] for nd in nodes if nd["left"] < 0]
+        n_leaves = len(leaf_ids)
+        leaf_starts = np.empty(n_leaves, dtype=np.int64)
+        leaf_stops = np.empty(n_leaves, dtype=np.int64)
+        leaf_values = np.empty(n_leaves, dtype=np.float64)
+        l2 = self.l2_regularization
+        k = 0
+        for nd in nodes:
+            rec = out[nd["id"]]
+            rec["count"] = nd["count"]
+            rec["depth"] = nd["depth"]
+            if nd["left"] < 0:
+                den = nd["sum_h"] + l2
+                value = -nd["sum_g"] / den * self.shrinkage if den > 0 else 0.0
+                rec["value"] = value
+                rec["is_leaf"] = 1
+                rec["feature_idx"] = -1
+                rec["left"] = rec["right"] = -1
+                rec["num_threshold"] = np.nan
+                leaf_starts[k] = nd["start"]
+                leaf_stops[k] = nd["stop"]
+                leaf_values[k] = value
+                k += 1
+            else:
+                gain, feat, bin_thr, mleft = nd["split"][:4]
+                rec["gain"] = gain
+                rec["feature_idx"] = feat
+                rec["bin_threshold"] = bin_thr
+                rec["missing_go_to_left"] = mleft
+                rec["left"] = nd["left"]
+                rec["right"] = nd["right"]
+                if self.bin_thresholds is None:
+                    rec["num_threshold"] = np.nan
+                else:
+                    thr = self.bin_thresholds[feat]
+                    # The last value bin as threshold means "all values left".
+                    rec["num_threshold"] = thr[bin_thr] if bin_thr < len(thr) else np.inf
+        return GrownTree(
+            nodes=out,
+            partitioned_indices=self._indices[:n_used].copy(),
+            leaf_starts=leaf_starts,
+            leaf_stops=leaf_stops,
+            leaf_values=leaf_values,
+            leaf_nodes=np.asarray(leaf_ids, dtype=np.int32),
+        )
+
+
+def grow_tree(X_binned, gradients, hessians, n_bins_non_missing, has_missing_values,
+              missing_values_bin_idx, sample_indices=None, feature_mask=None,
+              bin_thresholds=None, **params):
+    """Grow one tree with a fresh :class:`TreeGrower` (convenience for tests).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        Binned data.
+    gradients, hessians : ndarray of shape (n_samples,), dtype float32
+        Gradients and hessians.
+    n_bins_non_missing, has_missing_values, missing_values_bin_idx
+        As in :class:`TreeGrower`.
+    sample_indices, feature_mask
+        As in :meth:`TreeGrower.grow`.
+    bin_thresholds : list of ndarray, default=None
+        As in :class:`TreeGrower`.
+    **params : dict
+        Other :class:`TreeGrower` parameters (``max_leaf_nodes``, ...).
+
+    Returns
+    -------
+    tree : GrownTree
+        See :meth:`TreeGrower.grow`.
+    """
+    grower = TreeGrower(X_binned, n_bins_non_missing, has_missing_values,
+                        missing_values_bin_idx, bin_thresholds=bin_thresholds, **params)
+    return grower.grow(gradients, hessians, sample_indices=sample_indices,
+                       feature_mask=feature_mask)

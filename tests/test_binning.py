@@ -1,0 +1,138 @@
+"""Tests of the BinMapper (quantile thresholds, missing bin, sparse input)."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from sklearn_ltr._gbdt.binning import BinMapper
+
+
+def _bins_by_searchsorted(X, mapper):
+    """Oracle: bin = number of thresholds strictly below x; NaN -> missing bin."""
+    out = np.empty(X.shape, dtype=np.int64)
+    for f, thr in enumerate(mapper.bin_thresholds_):
+        col = X[:, f]
+        out[:, f] = np.searchsorted(thr, col, side="left")
+        out[np.isnan(col), f] = mapper.missing_values_bin_idx_
+    return out
+
+
+def test_few_distinct_values_get_one_bin_each():
+    rng = np.random.default_rng(0)
+    values = np.array([-3.0, 0.0, 0.5, 2.0, 10.0])
+    X = rng.choice(values, size=(500, 1))
+    mapper = BinMapper(max_bins=255).fit(X)
+    assert np.allclose(mapper.bin_thresholds_[0], (values[:-1] + values[1:]) / 2)
+    assert mapper.n_bins_non_missing_[0] == 5
+    Xb = mapper.transform(X)
+    # Each distinct value maps to its rank among the distinct values.
+    np.testing.assert_array_equal(Xb[:, 0], np.searchsorted(values, X[:, 0]))
+
+
+def test_many_values_match_numpy_midpoint_percentiles():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.standard_normal(5000), rng.exponential(size=5000),
+                         np.round(rng.standard_normal(5000), 1)])
+    max_bins = 32
+    mapper = BinMapper(max_bins=max_bins, subsample=None).fit(X)
+    q = np.linspace(0, 100, max_bins + 1)[1:-1]
+    for f in range(X.shape[1]):
+        col = X[:, f]
+        if len(np.unique(col)) <= max_bins:
+            u = np.unique(col)
+            expected = (u[:-1] + u[1:]) / 2
+        else:
+            expected = np.unique(np.percentile(col, q, method="midpoint"))
+        np.testing.assert_allclose(mapper.bin_thresholds_[f], expected, rtol=1e-12)
+        assert mapper.n_bins_non_missing_[f] == len(expected) + 1
+    # Continuous features: bins hold nearly equal counts.
+    counts = np.bincount(mapper.transform(X)[:, 0], minlength=max_bins)
+    assert counts.min() >= 0.9 * len(X) / max_bins
+    assert counts.max() <= 1.1 * len(X) / max_bins
+
+
+def test_transform_agrees_with_thresholds_and_missing_bin():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((3000, 4))
+    X[:, 2] = rng.integers(0, 7, 3000)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[0, 0], X[1, 0] = np.inf, -np.inf
+    mapper = BinMapper(max_bins=64, random_state=0).fit(X)
+    Xb = mapper.transform(X)
+    assert Xb.dtype == np.uint8 and Xb.flags.f_contiguous
+    np.testing.assert_array_equal(Xb, _bins_by_searchsorted(X, mapper))
+    assert mapper.missing_values_bin_idx_ == 64
+    assert mapper.has_missing_values_.all()
+    assert Xb[0, 0] == mapper.n_bins_non_missing_[0] - 1  # +inf: last value bin
+    assert Xb[1, 0] == 0  # -inf: first bin
+    assert np.all(np.isfinite(np.concatenate(mapper.bin_thresholds_)))
+    # x <= thresholds[b]  <=>  bin(x) <= b, the rule prediction relies on.
+    for f, thr in enumerate(mapper.bin_thresholds_):
+        ok = ~np.isnan(X[:, f])
+        for b, t in enumerate(thr):
+            np.testing.assert_array_equal(X[ok, f] <= t, Xb[ok, f] <= b)
+
+
+def test_has_missing_values_per_feature_and_all_nan_column():
+    X = np.array([[1.0, np.nan, np.nan], [2.0, 3.0, np.nan], [3.0, 4.0, np.nan]])
+    mapper = BinMapper().fit(X)
+    np.testing.assert_array_equal(mapper.has_missing_values_, [False, True, True])
+    assert mapper.n_bins_non_missing_[2] == 1
+    Xb = mapper.transform(X)
+    assert np.all(Xb[:, 2] == 255)
+
+
+def test_row_order_selects_rows_without_copying_first():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((400, 3))
+    mapper = BinMapper(random_state=0).fit(X)
+    order = rng.permutation(400)[:250].astype(np.int64)
+    np.testing.assert_array_equal(mapper.transform(X, row_order=order),
+                                  mapper.transform(X)[order])
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_matches_dense(fmt):
+    rng = np.random.default_rng(4)
+    dense = rng.standard_normal((600, 5))
+    dense[rng.random(dense.shape) < 0.7] = 0.0
+    dense[:, 4] = 0.0  # an all-zero column
+    X = getattr(sparse, f"{fmt}_matrix")(dense)
+    m_dense = BinMapper(subsample=None).fit(dense)
+    m_sparse = BinMapper(subsample=None).fit(X)
+    for a, b in zip(m_dense.bin_thresholds_, m_sparse.bin_thresholds_):
+        np.testing.assert_array_equal(a, b)
+    order = rng.permutation(600)
+    np.testing.assert_array_equal(m_sparse.transform(X, row_order=order),
+                                  m_dense.transform(dense, row_order=order))
+
+
+def test_subsample_is_seeded_and_bounded():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((5000, 2))
+    a = BinMapper(max_bins=16, subsample=1000, random_state=7).fit(X)
+    b = BinMapper(max_bins=16, subsample=1000, random_state=7).fit(X)
+    c = BinMapper(max_bins=16, subsample=None).fit(X)
+    for ta, tb, tc in zip(a.bin_thresholds_, b.bin_thresholds_, c.bin_thresholds_):
+        np.testing.assert_array_equal(ta, tb)
+        assert len(ta) == 15
+        assert not np.array_equal(ta, tc)  # computed from a subsample indeed
+        # Each threshold is a midpoint-percentile of some 1000-row subsample:
+        # it lies within the data range.
+        assert X.min() <= ta.min() and ta.max() <= X.max()
+
+
+def test_invalid_parameters_and_inputs():
+    X = np.ones((5, 2))
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(max_bins=256).fit(X)
+    with pytest.raises(ValueError, match="subsample"):
+        BinMapper(subsample=0).fit(X)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        BinMapper().fit(np.ones(5))
+    with pytest.raises(ValueError, match="not fitted"):
+        BinMapper().transform(X)
+    with pytest.raises(ValueError, match="features"):
+        BinMapper().fit(X).transform(np.ones((5, 3)))
+    with pytest.raises(ValueError, match="row_order"):
+        BinMapper().fit(X).transform(X, row_order=np.array([0, 7]))

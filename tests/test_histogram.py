@@ -1,0 +1,116 @@
+"""Tests of the histogram kernels against brute-force NumPy sums."""
+
+import numpy as np
+import pytest
+
+from sklearn_ltr._gbdt.histogram import (
+    _build_histogram,
+    _build_histogram_root,
+    _gather_gradients,
+    _subtract_histograms,
+    allocate_histograms,
+)
+
+N_BINS = 17  # 16 value bins + the missing bin
+
+
+def _data(n=1000, n_features=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.asfortranarray(rng.integers(0, N_BINS, size=(n, n_features), dtype=np.uint8))
+    g = rng.standard_normal(n).astype(np.float32)
+    h = rng.uniform(0.1, 2, n).astype(np.float32)
+    return X, g, h
+
+
+def _brute_force(X, g, h, rows):
+    out = np.zeros((X.shape[1], N_BINS, 3))
+    for f in range(X.shape[1]):
+        b = X[rows, f]
+        np.add.at(out[f, :, 0], b, g[rows].astype(np.float64))
+        np.add.at(out[f, :, 1], b, h[rows].astype(np.float64))
+        np.add.at(out[f, :, 2], b, 1.0)
+    return out
+
+
+def _build(X, g, h, rows, mask=None):
+    mask = np.ones(X.shape[1], np.uint8) if mask is None else mask
+    og = np.empty(len(rows), np.float32)
+    oh = np.empty(len(rows), np.float32)
+    _gather_gradients(rows, g, h, og, oh)
+    hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
+    _build_histogram(X, rows, og, oh, mask, hist)
+    return hist
+
+
+def test_node_histogram_equals_brute_force():
+    X, g, h = _data()
+    rows = np.sort(np.random.default_rng(1).choice(len(g), 300, replace=False)).astype(np.int32)
+    np.testing.assert_allclose(_build(X, g, h, rows), _brute_force(X, g, h, rows), rtol=1e-12)
+
+
+def test_root_histogram_equals_brute_force_and_node_build():
+    X, g, h = _data()
+    mask = np.ones(X.shape[1], np.uint8)
+    hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
+    _build_histogram_root(X, g, h, mask, hist)
+    rows = np.arange(len(g), dtype=np.int32)
+    np.testing.assert_allclose(hist, _brute_force(X, g, h, rows), rtol=1e-12)
+    # Same rows in the same order: bit-identical.
+    np.testing.assert_array_equal(hist, _build(X, g, h, rows))
+
+
+def test_histogram_is_independent_of_sample_order():
+    X, g, h = _data(seed=2)
+    rows = np.arange(0, len(g), 3, dtype=np.int32)
+    shuffled = np.random.default_rng(3).permutation(rows).astype(np.int32)
+    a, b = _build(X, g, h, rows), _build(X, g, h, shuffled)
+    np.testing.assert_array_equal(a[..., 2], b[..., 2])
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_subtraction_equals_direct_build_of_sibling():
+    X, g, h = _data(seed=4)
+    rng = np.random.default_rng(5)
+    rows = np.arange(len(g), dtype=np.int32)
+    left = np.sort(rng.choice(rows, 400, replace=False)).astype(np.int32)
+    right = np.setdiff1d(rows, left).astype(np.int32)
+    parent, hl, hr = _build(X, g, h, rows), _build(X, g, h, left), _build(X, g, h, right)
+    out = np.empty_like(parent)
+    _subtract_histograms(parent, hl, out)
+    np.testing.assert_allclose(out, hr, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(out[..., 2], hr[..., 2])
+    # In place, into the parent's buffer, as the grower does.
+    _subtract_histograms(parent, hl, parent)
+    np.testing.assert_array_equal(parent, out)
+
+
+def test_feature_mask_leaves_other_features_untouched():
+    X, g, h = _data(seed=6)
+    rows = np.arange(len(g), dtype=np.int32)
+    mask = np.array([1, 0, 1, 0], np.uint8)
+    hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
+    hist[:] = -7.0
+    og, oh = g.copy(), h.copy()
+    _build_histogram(X, rows, og, oh, mask, hist)
+    expected = _brute_force(X, g, h, rows)
+    np.testing.assert_allclose(hist[[0, 2]], expected[[0, 2]], rtol=1e-12)
+    assert np.all(hist[[1, 3]] == -7.0)
+    hist[:] = -7.0
+    _build_histogram_root(X, g, h, mask, hist)
+    np.testing.assert_allclose(hist[[0, 2]], expected[[0, 2]], rtol=1e-12)
+    assert np.all(hist[[1, 3]] == -7.0)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_histogram_same_on_any_thread_count(n_threads):
+    numba = pytest.importorskip("numba")
+    X, g, h = _data(n=5000, n_features=8, seed=7)
+    rows = np.arange(1, 5000, 2, dtype=np.int32)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        ref = _build(X, g, h, rows)
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+        np.testing.assert_array_equal(_build(X, g, h, rows), ref)
+    finally:
+        numba.set_num_threads(old)

@@ -1,0 +1,164 @@
+"""Tests of split finding (against brute force) and of the partition kernel."""
+
+import numpy as np
+import pytest
+
+from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
+from sklearn_ltr._gbdt.splitting import _find_best_split, _partition
+
+MISSING = 8  # max_bins = 8, missing bin index 8
+
+
+def _make(seed, n=200, n_features=4, missing_features=(1, 3)):
+    rng = np.random.default_rng(seed)
+    n_bins_nm = rng.integers(2, MISSING + 1, size=n_features).astype(np.uint32)
+    X = np.empty((n, n_features), dtype=np.uint8)
+    for f in range(n_features):
+        X[:, f] = rng.integers(0, n_bins_nm[f], n)
+        if f in missing_features:
+            X[rng.random(n) < 0.2, f] = MISSING
+    X = np.asfortranarray(X)
+    g = rng.standard_normal(n).astype(np.float32) + X[:, 0] * 0.3
+    h = rng.uniform(0.2, 1.5, n).astype(np.float32)
+    return X, g, h, n_bins_nm
+
+
+def _hist(X, g, h, rows, mask):
+    hist = allocate_histograms(1, X.shape[1], MISSING + 1)[0]
+    _build_histogram(X, rows, g[rows], h[rows], mask, hist)
+    return hist
+
+
+def _brute_force(X, g, h, rows, n_bins_nm, mask, msl, min_hess, l2):
+    """Every (feature, threshold, missing direction) with the gain formula."""
+    g = g[rows].astype(np.float64)
+    h = h[rows].astype(np.float64)
+    G, H = g.sum(), h.sum()
+
+    def term(a, b):
+        return a * a / (b + l2)
+
+    best = []
+    for f in np.flatnonzero(mask):
+        col = X[rows, f]
+        missing = col == MISSING
+        for b in range(int(n_bins_nm[f])):
+            for mleft in ([False, True] if missing.any() else [False]):
+                left = (col <= b) & ~missing
+                if mleft:
+                    left |= missing
+                cl, cr = left.sum(), (~left).sum()
+                hl, hr = h[left].sum(), h[~left].sum()
+                if min(cl, cr) < msl or min(hl, hr) < min_hess or cl == 0 or cr == 0:
+                    continue
+                gl = g[left].sum()
+                gain = term(gl, hl) + term(G - gl, hr) - term(G, H)
+                if gain <= 0:  # min_gain_to_split = 0: strictly positive gain only
+                    continue
+                best.append((gain, f, b, mleft, gl, hl, cl))
+    return max(best, key=lambda t: t[0]) if best else None
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("msl,min_hess,l2", [(1, 0.0, 0.0), (15, 1e-3, 0.0), (5, 20.0, 3.0)])
+def test_best_split_equals_brute_force(seed, msl, min_hess, l2):
+    X, g, h, nb = _make(seed)
+    rng = np.random.default_rng(100 + seed)
+    rows = np.sort(rng.choice(len(g), 150, replace=False)).astype(np.int32)
+    mask = np.ones(X.shape[1], np.uint8)
+    if seed % 2:
+        mask[rng.integers(X.shape[1])] = 0
+    hist = _hist(X, g, h, rows, mask)
+    G = float(g[rows].astype(np.float64).sum())
+    H = float(h[rows].astype(np.float64).sum())
+    res = _find_best_split(hist, G, H, len(rows), nb, MISSING, mask, msl, min_hess, 0.0, l2)
+    expected = _brute_force(X, g, h, rows, nb, mask, msl, min_hess, l2)
+    if expected is None:
+        assert res[1] == -1
+        return
+    gain, f, b, mleft, gl, hl, cl = res
+    assert gain == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert mask[f]
+    # The returned split really has that gain and those left statistics.
+    col = X[rows, f]
+    left = np.where(col == MISSING, bool(mleft), col <= b)
+    assert cl == left.sum()
+    assert gl == pytest.approx(g[rows][left].astype(np.float64).sum(), rel=1e-9, abs=1e-9)
+    assert hl == pytest.approx(h[rows][left].astype(np.float64).sum(), rel=1e-9)
+    assert min(cl, len(rows) - cl) >= msl
+    assert min(hl, H - hl) >= min_hess
+
+
+def test_learned_missing_direction():
+    # Missing rows have the gradients of the high bins: they must go right.
+    n = 400
+    x = np.repeat(np.arange(4, dtype=np.uint8), n // 4)
+    g = np.where(x < 2, -1.0, 1.0).astype(np.float32)
+    x[::10] = MISSING
+    g[::10] = 1.0
+    X = np.asfortranarray(x[:, None])
+    h = np.ones(n, np.float32)
+    rows = np.arange(n, dtype=np.int32)
+    mask = np.ones(1, np.uint8)
+    hist = _hist(X, g, h, rows, mask)
+    nb = np.array([4], np.uint32)
+    res = _find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    assert (res[1], res[2], res[3]) == (0, 1, 0)
+    # Flip the missing rows' gradients: now missing goes left.
+    g[::10] = -1.0
+    hist = _hist(X, g, h, rows, mask)
+    res = _find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    assert (res[1], res[2], res[3]) == (0, 1, 1)
+
+
+def test_no_missing_in_node_sends_nan_to_larger_child():
+    n = 100
+    x = np.zeros(n, np.uint8)
+    x[:30] = 1  # right child: 30 rows
+    g = np.where(x == 1, 1.0, -1.0).astype(np.float32)
+    X = np.asfortranarray(x[:, None])
+    h = np.ones(n, np.float32)
+    rows = np.arange(n, dtype=np.int32)
+    mask = np.ones(1, np.uint8)
+    nb = np.array([2], np.uint32)
+    res = _find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
+                           MISSING, mask, 1, 0.0, 0.0, 0.0)
+    assert res[1] == 0 and res[3] == 1  # 70 rows left
+    x[:] = 1 - x  # now 70 rows right
+    X = np.asfortranarray(x[:, None])
+    g = -g
+    res = _find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
+                           MISSING, mask, 1, 0.0, 0.0, 0.0)
+    assert res[1] == 0 and res[3] == 0
+
+
+def test_min_gain_to_split_and_constant_feature():
+    X, g, h, nb = _make(0, missing_features=())
+    rows = np.arange(len(g), dtype=np.int32)
+    mask = np.ones(X.shape[1], np.uint8)
+    hist = _hist(X, g, h, rows, mask)
+    G, H = float(g.sum(dtype=np.float64)), float(h.sum(dtype=np.float64))
+    best = _find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    assert best[1] >= 0
+    none = _find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, best[0], 0.0)
+    assert none[1] == -1
+    # A single-bin feature without missing values cannot be split.
+    one = np.array([1, 1, 1, 1], np.uint32)
+    X1 = np.asfortranarray(np.zeros_like(X))
+    hist = _hist(X1, g, h, rows, mask)
+    assert _find_best_split(hist, G, H, len(g), one, MISSING, mask, 1, 0.0, 0.0, 0.0)[1] == -1
+
+
+@pytest.mark.parametrize("mleft", [0, 1])
+def test_partition_is_stable_and_matches_mask(mleft):
+    X, _, _, _ = _make(3)
+    rng = np.random.default_rng(9)
+    rows = np.sort(rng.choice(len(X), 120, replace=False)).astype(np.int32)
+    work = rows.copy()
+    buf = np.empty(len(X), np.int32)
+    n_left = _partition(work, X, 1, 3, mleft, MISSING, buf)
+    col = X[rows, 1]
+    go_left = np.where(col == MISSING, bool(mleft), col <= 3)
+    assert n_left == go_left.sum()
+    np.testing.assert_array_equal(work[:n_left], rows[go_left])
+    np.testing.assert_array_equal(work[n_left:], rows[~go_left])
