@@ -1,3 +1,7 @@
 """Learning-to-rank estimators for scikit-learn, on a numba histogram GBDT."""
 
 __version__ = "0.1.0.dev0"
+
+from ._ranker import LambdaMARTRanker
+
+__all__ = ["LambdaMARTRanker", "__version__"]

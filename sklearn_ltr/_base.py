@@ -1,0 +1,450 @@
+"""Base classes of the rankers: query handling, scoring, tags, and the shared
+gradient-boosting parameters and fit glue.
+
+The estimators in ``_ranker.py`` only choose an objective and its parameters;
+everything else (input validation, grouping rows by query, the query-aware
+validation split, binning, the boosting loop) lives here and in
+``_gbdt/booster.py``.
+"""
+
+from functools import partial
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._gbdt.binning import BinMapper
+from ._gbdt.booster import Booster
+from ._gbdt.common import X_DTYPE, Y_DTYPE
+from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
+from .metrics import ndcg_score
+
+__all__ = ["RankerMixin", "BaseGBRanker"]
+
+# Rows drawn to compute bin thresholds: quantiles of 200k rows are as good as
+# those of all rows, and sorting 2M+ rows per feature is not free.
+_BINNING_SUBSAMPLE = 200_000
+# Rows used to report the training NDCG each iteration (as HistGradientBoosting
+# does with its 10k "small trainset"): the full training set would cost more
+# than the tree itself on large data.
+_SMALL_TRAINSET_ROWS = 10_000
+
+
+class RankerMixin:
+    """Mixin for rankers: query-aware ``score`` and ``rank``, and tags.
+
+    ``fit`` and ``score`` request ``qid`` through scikit-learn's metadata
+    routing by default, so with routing enabled users never call
+    ``set_fit_request`` or ``set_score_request``.
+    """
+
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "ranker"
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def score(self, X, y, *, qid=None, sample_weight=None):
+        """Mean NDCG@10 over queries.
+
+        Uses :func:`sklearn_ltr.metrics.ndcg_score` with its defaults
+        (exponential gain, tie-averaged, queries without relevant documents
+        count 1).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            A DataFrame may carry the query ids in a ``"qid"`` column.
+        y : array-like of shape (n_samples,)
+            Graded relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. If None and ``X`` has no ``"qid"`` column,
+            all rows form one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights; a query's weight is the mean of its rows'.
+
+        Returns
+        -------
+        score : float
+        """
+        X, qid = resolve_qid(X, qid)
+        y_score = self.predict(X)
+        if qid is None:
+            qid = np.zeros(len(y_score), dtype=np.int64)
+        return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
+
+    def rank(self, X, *, qid=None):
+        """Rank of each row within its query, 1 being the best.
+
+        Ties in the predicted scores are broken by row order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row. If None and ``X`` has no ``"qid"`` column,
+            all rows form one query.
+
+        Returns
+        -------
+        ranks : ndarray of shape (n_samples,), dtype int64
+            In the caller's row order.
+        """
+        X, qid = resolve_qid(X, qid)
+        scores = self.predict(X)
+        n_samples = scores.shape[0]
+        qid = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
+        order, offsets, _ = group_queries(qid)
+        ranks = np.empty(n_samples, dtype=np.int64)
+        # Sort all queries at once: primary key query position, secondary the
+        # score (descending), and the stable sort keeps row order on ties.
+        query_of_row = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        within = np.lexsort((-scores[order], query_of_row))
+        sorted_rows = order[within]
+        ranks[sorted_rows] = np.arange(n_samples) - offsets[query_of_row] + 1
+        return ranks
+
+
+def _check_labels(y, name="y"):
+    y = np.asarray(y, dtype=Y_DTYPE)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinity; relevance labels must be finite.")
+    if np.any(y < 0):
+        raise ValueError(
+            f"{name} contains negative values; relevance labels must be non-negative "
+            "(gains are 2**y - 1)."
+        )
+    if y.size and y.max() >= 1024:
+        raise ValueError(
+            f"{name} has a label of {y.max()}, whose gain 2**y - 1 overflows; labels "
+            "are relevance grades (typically 0-4)."
+        )
+    return y
+
+
+class BaseGBRanker(RankerMixin, BaseEstimator):
+    """Shared parameters and fit logic of the gradient-boosted rankers.
+
+    Subclasses set ``_objective_name`` and implement ``_objective_params``.
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "min_hessian_to_split": [Interval(Real, 0, None, closed="left")],
+        "l2_regularization": [Interval(Real, 0, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "max_features": [Interval(Real, 0, 1, closed="right")],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "validation_fraction": [
+            Interval(Real, 0, 1, closed="neither"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
+        "validation_ndcg_k": [Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators,
+        learning_rate,
+        max_leaf_nodes,
+        max_depth,
+        min_samples_leaf,
+        min_hessian_to_split,
+        l2_regularization,
+        max_bins,
+        max_features,
+        subsample,
+        early_stopping,
+        validation_fraction,
+        validation_ndcg_k,
+        n_iter_no_change,
+        tol,
+        warm_start,
+        verbose,
+        random_state,
+    ):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_hessian_to_split = min_hessian_to_split
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.max_features = max_features
+        self.subsample = subsample
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.validation_ndcg_k = validation_ndcg_k
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # -- input handling -------------------------------------------------
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=("csr", "csc"),
+            dtype=[X_DTYPE, np.float32],
+            ensure_all_finite="allow-nan",
+        )
+
+    def _prepare_training_data(self, X, y, qid, sample_weight):
+        X, qid = resolve_qid(X, qid)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            reset=True,
+            accept_sparse=("csr", "csc"),
+            dtype=[X_DTYPE, np.float32],
+            ensure_all_finite="allow-nan",
+            y_numeric=True,
+        )
+        y = _check_labels(y)
+        n_samples = X.shape[0]
+        qid = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=Y_DTYPE)
+        return X, y, qid, sample_weight
+
+    def _prepare_validation_data(self, X_val, y_val, qid_val):
+        X_val, qid_val = resolve_qid(X_val, qid_val)
+        if y_val is None:
+            raise ValueError("X_val was given without y_val; pass both (and qid_val).")
+        X_val = self._validate_X(X_val, reset=False)
+        y_val = _check_labels(y_val, name="y_val")
+        if y_val.shape[0] != X_val.shape[0]:
+            raise ValueError(
+                f"y_val has {y_val.shape[0]} labels but X_val has {X_val.shape[0]} rows."
+            )
+        n_val = X_val.shape[0]
+        if qid_val is None:
+            qid_val = np.zeros(n_val, dtype=np.int64)
+        qid_val = check_qid(qid_val, n_val, name="qid_val")
+        return X_val, y_val, qid_val
+
+    def _do_early_stopping(self, n_samples, has_validation_set):
+        if self.early_stopping == "auto":
+            return has_validation_set or n_samples > 10_000
+        return bool(self.early_stopping)
+
+    # -- fit --------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, sample_weight=None, X_val=None, y_val=None, qid_val=None):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training rows. NaN marks a missing value. A DataFrame may carry the
+            query ids in a ``"qid"`` column, which is never used as a feature.
+        y : array-like of shape (n_samples,)
+            Graded, non-negative relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, of any comparable type. Rows need not be
+            sorted or contiguous. If None (and no ``"qid"`` column), all rows
+            form one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights; they scale each row's gradient and hessian.
+        X_val, y_val, qid_val : default=None
+            A validation set for early stopping. If not given and early
+            stopping is on, ``validation_fraction`` of the queries is held out.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
+        has_validation_set = X_val is not None
+        if has_validation_set:
+            X_val, y_val, qid_val = self._prepare_validation_data(X_val, y_val, qid_val)
+        elif y_val is not None or qid_val is not None:
+            raise ValueError("y_val or qid_val was given without X_val.")
+
+        warm = self.warm_start and hasattr(self, "_booster")
+        if warm:
+            if self.n_estimators < self.n_iter_:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be at least the number of "
+                    f"trees already fitted ({self.n_iter_}) when warm_start=True."
+                )
+            if self.n_estimators == self.n_iter_:
+                return self
+        else:
+            # Seeds are drawn once, at the first fit, and reused on warm starts,
+            # so that 50 + 50 trees reproduce 100 trees exactly.
+            rng = check_random_state(self.random_state)
+            self._random_seed = int(rng.randint(np.iinfo(np.int32).max))
+
+        order, offsets, _ = group_queries(qid)
+        n_samples = X.shape[0]
+        self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
+        split_rng = np.random.default_rng([self._random_seed, 0])
+        if self.do_early_stopping_ and not has_validation_set and self.validation_fraction is not None:
+            train_queries, val_queries = split_queries(offsets, self.validation_fraction, split_rng)
+        else:
+            train_queries, val_queries = np.arange(offsets.shape[0] - 1), None
+        train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
+
+        if not warm:
+            self._bin_mapper = self._fit_bin_mapper(X, train_rows)
+        bin_mapper = self._bin_mapper
+        X_binned = bin_mapper.transform(X, row_order=train_rows)
+        y_train = y[train_rows]
+        weight_train = None if sample_weight is None else sample_weight[train_rows]
+
+        validation = None
+        if self.do_early_stopping_:
+            if has_validation_set:
+                val_order, val_offsets, _ = group_queries(qid_val)
+                validation = (
+                    bin_mapper.transform(X_val, row_order=val_order),
+                    y_val[val_order],
+                    val_offsets,
+                )
+            elif val_queries is not None:
+                val_rows, val_offsets = rows_of_queries(offsets, val_queries, order)
+                validation = (bin_mapper.transform(X, row_order=val_rows), y[val_rows], val_offsets)
+            else:  # validation_fraction=None: stop on the training data itself
+                validation = (X_binned, y_train, train_offsets)
+
+        objective = self._make_objective(y_train, train_offsets, weight_train)
+        if not warm:
+            self._booster = Booster(
+                objective_name=objective.name,
+                baseline=objective.init_score(),
+                n_features=X.shape[1],
+                missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
+            )
+            self.train_score_ = np.zeros(0)
+            self.validation_score_ = np.zeros(0)
+        self._booster.boost(
+            X_binned,
+            objective,
+            n_iterations=self.n_estimators,
+            bin_mapper=bin_mapper,
+            tree_params=self._tree_params(),
+            learning_rate=self.learning_rate,
+            max_features=self.max_features,
+            subsample=self.subsample,
+            random_seed=self._random_seed,
+            validation=validation,
+            metric=partial(_ndcg_of_grouped_rows, k=self.validation_ndcg_k),
+            n_iter_no_change=self.n_iter_no_change if self.do_early_stopping_ else None,
+            tol=self.tol,
+            verbose=self.verbose,
+            small_trainset_rows=_SMALL_TRAINSET_ROWS,
+        )
+        self.n_iter_ = self._booster.n_trees
+        self.train_score_ = self._booster.train_scores
+        self.validation_score_ = self._booster.validation_scores
+        self.objective_ = objective.name
+        return self
+
+    def _fit_bin_mapper(self, X, train_rows):
+        rng = np.random.default_rng([self._random_seed, 1])
+        rows = train_rows
+        if rows.shape[0] > _BINNING_SUBSAMPLE:
+            rows = np.sort(rng.choice(rows, _BINNING_SUBSAMPLE, replace=False))
+        # The subsample is drawn here, from query-ordered training rows, so that
+        # permuting whole queries in the input gives the same thresholds.
+        return BinMapper(max_bins=self.max_bins, subsample=None).fit(X[rows])
+
+    def _tree_params(self):
+        return dict(
+            max_leaf_nodes=self.max_leaf_nodes,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            min_hessian_to_split=self.min_hessian_to_split,
+            l2_regularization=self.l2_regularization,
+        )
+
+    def _make_objective(self, y, offsets, sample_weight):
+        from ._objectives import OBJECTIVES
+
+        objective_class = OBJECTIVES[self._objective_name]
+        return objective_class(y, offsets, sample_weight, **self._objective_params())
+
+    # -- prediction -------------------------------------------------------
+
+    def predict(self, X):
+        """Relevance scores, one per row; higher means ranked higher.
+
+        Scores are comparable only within a query; ``predict`` needs no query
+        ids (use :meth:`rank` for per-query ranks).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            A ``"qid"`` column of a DataFrame is ignored.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "_booster")
+        X, _ = resolve_qid(X, None)
+        X = self._validate_X(X, reset=False)
+        return self._booster.predict(X)
+
+    def staged_predict(self, X):
+        """Scores after each boosting iteration.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+
+        Yields
+        ------
+        scores : ndarray of shape (n_samples,)
+            Scores of the model made of the first 1, 2, ... trees.
+        """
+        check_is_fitted(self, "_booster")
+        X, _ = resolve_qid(X, None)
+        X = self._validate_X(X, reset=False)
+        yield from self._booster.staged_predict(X)
+
+    @property
+    def feature_importances_(self):
+        """Total split gain of each feature, normalised to sum to 1.
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features_in_,)
+        """
+        check_is_fitted(self, "_booster")
+        return self._booster.feature_importances()
+
+
+def _ndcg_of_grouped_rows(y, raw_scores, offsets, *, k):
+    """Mean NDCG@k of rows already grouped by query (the early-stopping metric)."""
+    qid = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+    return ndcg_score(y, raw_scores, qid=qid, k=k)

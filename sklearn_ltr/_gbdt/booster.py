@@ -1,0 +1,273 @@
+"""The boosting loop: objective -> gradients -> one tree -> updated scores.
+
+It also keeps the fitted trees, predicts from them (all at once or staged),
+runs early stopping on a validation set, and prints progress. It works on
+binned rows already grouped by query; input validation, the validation split
+and binning are the estimator's job.
+"""
+
+import time
+
+import numpy as np
+
+from .._queries import rows_of_queries
+from .common import G_H_DTYPE, Y_DTYPE
+from .grower import TreeGrower, _update_raw_predictions
+from .predictor import _predict_binned, concatenate_trees, predict_raw
+
+# tree_starts of an "ensemble" made of a single tree's node array.
+_ONE_TREE = np.zeros(1, dtype=np.int64)
+
+__all__ = ["Booster"]
+
+
+class Booster:
+    """A growing ensemble of regression trees and the loop that grows it.
+
+    Parameters
+    ----------
+    objective_name : str
+        Name of the objective, kept for the record.
+    baseline : float
+        Raw score of the model with no trees.
+    n_features : int
+        Number of features the trees split on.
+    missing_values_bin_idx : int
+        Bin index of missing values in binned data.
+
+    Attributes
+    ----------
+    trees : list of ndarray of NODE_DTYPE
+        The fitted trees, in order.
+    train_scores, validation_scores : ndarray
+        Metric after each iteration (index 0: the model with no trees) on the
+        small training sample and on the validation set.
+    """
+
+    def __init__(self, *, objective_name, baseline, n_features, missing_values_bin_idx):
+        self.objective_name = objective_name
+        self.baseline = float(baseline)
+        self.n_features = n_features
+        self.missing_values_bin_idx = missing_values_bin_idx
+        self.trees = []
+        self.train_scores = np.zeros(0)
+        self.validation_scores = np.zeros(0)
+        self._flat = None
+
+    @property
+    def n_trees(self):
+        return len(self.trees)
+
+    # -- prediction ---------------------------------------------------------
+
+    def _ensemble(self):
+        """All trees in one node array, cached until a tree is added or removed."""
+        if self._flat is None or self._flat[1].shape[0] != self.n_trees:
+            self._flat = concatenate_trees(self.trees)
+        return self._flat
+
+    def predict(self, X):
+        """Raw scores of ``X`` (dense or sparse, unbinned) from all trees."""
+        nodes, tree_starts = self._ensemble()
+        return predict_raw(nodes, tree_starts, X, init=self.baseline)
+
+    def staged_predict(self, X):
+        """Yield raw scores after each tree."""
+        out = np.full(X.shape[0], self.baseline, dtype=Y_DTYPE)
+        for tree in self.trees:
+            out += predict_raw(tree, _ONE_TREE, X)
+            yield out.copy()
+
+    def _add_tree_predictions(self, nodes, X_binned, out):
+        """Add one tree's binned predictions to ``out`` in place."""
+        _predict_binned(nodes, _ONE_TREE, X_binned, out, self.missing_values_bin_idx)
+
+    def feature_importances(self):
+        """Total split gain per feature, normalised to sum to one."""
+        importances = np.zeros(self.n_features)
+        for tree in self.trees:
+            splits = tree[tree["is_leaf"] == 0]
+            np.add.at(importances, splits["feature_idx"], splits["gain"])
+        total = importances.sum()
+        return importances / total if total > 0 else importances
+
+    # -- training -----------------------------------------------------------
+
+    def boost(
+        self,
+        X_binned,
+        objective,
+        *,
+        n_iterations,
+        bin_mapper,
+        tree_params,
+        learning_rate,
+        max_features,
+        subsample,
+        random_seed,
+        validation,
+        metric,
+        n_iter_no_change,
+        tol,
+        verbose,
+        small_trainset_rows,
+    ):
+        """Add trees until ``n_iterations`` trees exist or early stopping fires.
+
+        Parameters
+        ----------
+        X_binned : ndarray of uint8, shape (n_samples, n_features)
+            Training rows, binned, grouped by query.
+        objective : BaseObjective
+            Gives gradients and hessians of the training rows.
+        n_iterations : int
+            Total number of trees wanted, counting those already fitted.
+        bin_mapper : BinMapper
+            The fitted bin mapper (for the number of bins, missing values and
+            the raw-value thresholds of splits).
+        tree_params : dict
+            Passed to the grower (leaves, depth, minimum leaf size, ...).
+        learning_rate : float
+            Shrinkage of leaf values.
+        max_features : float
+            Share of features each tree may use.
+        subsample : float
+            Share of queries each tree is grown on.
+        random_seed : int
+            Seeds one generator per iteration, so a warm start continues with
+            exactly the draws a single fit would have made.
+        validation : tuple (X_binned_val, y_val, offsets_val) or None
+            Validation rows for the metric and early stopping.
+        metric : callable
+            ``metric(y, raw_scores, offsets) -> float``, larger is better.
+        n_iter_no_change : int or None
+            Early stopping patience; None disables early stopping.
+        tol : float
+            Minimum improvement that counts.
+        verbose : int
+            Print one line per iteration if positive.
+        small_trainset_rows : int
+            About how many training rows (whole queries) to score each
+            iteration for ``train_scores``.
+        """
+        n_samples = X_binned.shape[0]
+        offsets = objective.offsets
+        n_queries = offsets.shape[0] - 1
+        raw = np.full(n_samples, self.baseline, dtype=Y_DTYPE)
+        for nodes in self.trees:
+            self._add_tree_predictions(nodes, X_binned, raw)
+        gradients = np.empty(n_samples, dtype=G_H_DTYPE)
+        hessians = np.empty(n_samples, dtype=G_H_DTYPE)
+
+        track = validation is not None or verbose
+        if track:
+            small_rows, small_offsets = _small_trainset(offsets, small_trainset_rows, random_seed)
+            y_small = objective.y[small_rows]
+            train_scores = list(self.train_scores)
+            if not train_scores:
+                train_scores.append(metric(y_small, raw[small_rows], small_offsets))
+        if validation is not None:
+            X_val, y_val, offsets_val = validation
+            raw_val = np.full(X_val.shape[0], self.baseline, dtype=Y_DTYPE)
+            for nodes in self.trees:
+                self._add_tree_predictions(nodes, X_val, raw_val)
+            validation_scores = list(self.validation_scores)
+            if not validation_scores:
+                validation_scores.append(metric(y_val, raw_val, offsets_val))
+
+        n_features = X_binned.shape[1]
+        n_allowed = max(1, int(np.ceil(max_features * n_features)))
+        n_sampled_queries = max(1, int(np.ceil(subsample * n_queries)))
+        grower = TreeGrower(
+            X_binned,
+            bin_mapper.n_bins_non_missing_,
+            bin_mapper.has_missing_values_,
+            self.missing_values_bin_idx,
+            bin_thresholds=bin_mapper.bin_thresholds_,
+            shrinkage=learning_rate,
+            **tree_params,
+        )
+        start_time = time.perf_counter()
+        first_iteration = self.n_trees
+
+        for iteration in range(first_iteration, n_iterations):
+            rng = np.random.default_rng([random_seed, 2, iteration])
+            objective.prepare_iteration(rng)
+            objective.gradient_hessian(raw, gradients, hessians)
+
+            feature_mask = np.ones(n_features, dtype=np.uint8)
+            if n_allowed < n_features:
+                feature_mask[:] = 0
+                feature_mask[rng.choice(n_features, n_allowed, replace=False)] = 1
+            sample_indices = None
+            if n_sampled_queries < n_queries:
+                queries = np.sort(rng.choice(n_queries, n_sampled_queries, replace=False))
+                sample_indices, _ = rows_of_queries(offsets, queries)
+
+            tree = grower.grow(
+                gradients, hessians, sample_indices=sample_indices, feature_mask=feature_mask
+            )
+            self.trees.append(tree.nodes)
+            if sample_indices is None:
+                _update_raw_predictions(
+                    raw, tree.partitioned_indices, tree.leaf_starts, tree.leaf_stops, tree.leaf_values
+                )
+            else:
+                # Rows outside the sample were not partitioned by the grower.
+                self._add_tree_predictions(tree.nodes, X_binned, raw)
+
+            should_stop = False
+            if track:
+                train_scores.append(metric(y_small, raw[small_rows], small_offsets))
+            if validation is not None:
+                self._add_tree_predictions(tree.nodes, X_val, raw_val)
+                validation_scores.append(metric(y_val, raw_val, offsets_val))
+                if n_iter_no_change is not None:
+                    should_stop = _should_stop(validation_scores, n_iter_no_change, tol)
+            if verbose:
+                elapsed = time.perf_counter() - start_time
+                done = iteration + 1 - first_iteration
+                left = (n_iterations - iteration - 1) * elapsed / done
+                line = f"[{iteration + 1}/{n_iterations}] train NDCG: {train_scores[-1]:.5f}"
+                if validation is not None:
+                    line += f", validation NDCG: {validation_scores[-1]:.5f}"
+                line += f", leaves: {int(tree.nodes['is_leaf'].sum())}"
+                line += f", elapsed {elapsed:.2f}s, left ~{left:.2f}s"
+                print(line, flush=True)
+            if should_stop:
+                break
+
+        if track:
+            self.train_scores = np.asarray(train_scores)
+        if validation is not None:
+            self.validation_scores = np.asarray(validation_scores)
+            if n_iter_no_change is not None:
+                # Keep the trees up to the best validation score, as LightGBM
+                # does with early stopping (its best_iteration).
+                best = int(np.argmax(self.validation_scores))
+                del self.trees[max(best, 1):]
+                self._flat = None
+        if verbose and validation is not None:
+            print(f"Kept {self.n_trees} trees.", flush=True)
+
+
+def _should_stop(scores, n_iter_no_change, tol):
+    """True if none of the last ``n_iter_no_change`` scores beat the one before
+    them by more than ``tol`` (scikit-learn's rule, larger is better)."""
+    if len(scores) <= n_iter_no_change:
+        return False
+    reference = scores[-(n_iter_no_change + 1)] + tol
+    return not any(score > reference for score in scores[-n_iter_no_change:])
+
+
+def _small_trainset(offsets, max_rows, seed):
+    """Whole queries drawn at random until about ``max_rows`` rows."""
+    n_queries = offsets.shape[0] - 1
+    sizes = np.diff(offsets)
+    if sizes.sum() <= max_rows:
+        queries = np.arange(n_queries)
+    else:
+        permuted = np.random.default_rng([seed, 3]).permutation(n_queries)
+        n_keep = max(1, int(np.searchsorted(np.cumsum(sizes[permuted]), max_rows)))
+        queries = np.sort(permuted[:n_keep])
+    return rows_of_queries(offsets, queries)

@@ -1,0 +1,189 @@
+"""The gradient-boosted rankers. Each one only picks an objective and its
+parameters; the rest is in :class:`sklearn_ltr._base.BaseGBRanker`."""
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval
+
+from ._base import BaseGBRanker
+
+__all__ = ["LambdaMARTRanker"]
+
+_SHARED_PARAMETERS_DOC = """
+    n_estimators : int, default=100
+        Maximum number of boosting iterations (trees); LightGBM's
+        ``num_iterations``.
+    learning_rate : float, default=0.1
+        Shrinkage applied to every leaf value.
+    max_leaf_nodes : int, default=31
+        Maximum number of leaves per tree (trees grow best-first).
+    max_depth : int or None, default=None
+        Maximum depth of a tree; None means no limit besides the leaves.
+    min_samples_leaf : int, default=20
+        Minimum number of training rows in a leaf.
+    min_hessian_to_split : float, default=1e-3
+        Minimum sum of hessians in each child of a split (LightGBM's
+        ``min_sum_hessian_in_leaf``).
+    l2_regularization : float, default=0.0
+        L2 penalty on leaf values.
+    max_bins : int, default=255
+        Maximum number of bins per feature for non-missing values; missing
+        values (NaN) get a bin of their own.
+    max_features : float, default=1.0
+        Fraction of the features each tree may split on, drawn per tree.
+    subsample : float, default=1.0
+        Fraction of the training *queries* (not rows) used for each tree.
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the validation NDCG stops improving. 'auto' enables it when
+        a validation set is given or when there are more than 10,000 rows.
+        With early stopping the model keeps the trees up to the best
+        validation score.
+    validation_fraction : float, int or None, default=0.1
+        Share (float) or number (int) of training queries held out for early
+        stopping when no ``X_val`` is given. The split is by query, never
+        by row. None stops on the training data.
+    validation_ndcg_k : int, default=10
+        Cutoff of the NDCG used for early stopping and progress reports.
+    n_iter_no_change : int, default=10
+        Stop after this many iterations without an improvement of more than
+        ``tol``.
+    tol : float, default=1e-7
+        Minimum improvement of the validation NDCG that counts.
+    warm_start : bool, default=False
+        If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
+        (with the same bins and seeds, so 50 + 50 trees equal 100).
+    verbose : int, default=0
+        If 1 or more, print one line per iteration.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split, the binning subsample, and query and
+        feature subsampling. The same seed gives the same model on any number
+        of threads."""
+
+_ATTRIBUTES_DOC = """
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` was a DataFrame with string column names
+        (never includes ``"qid"``).
+    n_iter_ : int
+        Number of trees in the model.
+    do_early_stopping_ : bool
+        Whether early stopping was used.
+    train_score_ : ndarray
+        NDCG@``validation_ndcg_k`` on (a sample of up to 10,000 rows of
+        whole queries of) the training data after each iteration, the first
+        entry for the model with no trees. Empty without early stopping or
+        verbose output.
+    validation_score_ : ndarray
+        The same on the validation data; empty without early stopping.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Split gain per feature, normalised to sum to one.
+    objective_ : str
+        Name of the objective that was optimised."""
+
+
+class LambdaMARTRanker(BaseGBRanker):
+    __doc__ = (
+        """Gradient-boosted trees trained with LambdaRank gradients (LambdaMART).
+
+    Each pair of documents of a query with different labels pushes their scores
+    apart with a RankNet gradient weighted by the change in NDCG that swapping
+    them would cause, as in LightGBM's ``lambdarank`` objective (see
+    "Burges, From RankNet to LambdaRank to LambdaMART: An Overview", and the
+    account of LightGBM's implementation in ``seeds/001``; Svore, Volkovs and
+    Burges, "Learning to Rank with Multiple Objective Functions", WWW 2011,
+    section 3). Leaf values are Newton steps.
+
+    Parameters
+    ----------
+    sigma : float, default=1.0
+        Steepness of the pairwise sigmoid.
+    truncation_level : int, default=30
+        Only pairs whose higher-ranked document (in the current ranking) lies
+        in the top ``truncation_level`` positions contribute, as LightGBM's
+        ``lambdarank_truncation_level``.
+    normalize_lambdas : bool, default=True
+        Normalise each query's lambdas as LightGBM's ``lambdarank_norm``."""
+        + _SHARED_PARAMETERS_DOC
+        + """
+
+    Attributes
+    ----------"""
+        + _ATTRIBUTES_DOC
+        + """
+
+    Examples
+    --------
+    >>> from sklearn_ltr import LambdaMARTRanker
+    >>> from sklearn_ltr.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=10, random_state=0)
+    >>> ranker = LambdaMARTRanker(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+    )
+
+    _objective_name = "lambdarank"
+
+    _parameter_constraints = {
+        **BaseGBRanker._parameter_constraints,
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "truncation_level": [Interval(Integral, 1, None, closed="left")],
+        "normalize_lambdas": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        sigma=1.0,
+        truncation_level=30,
+        normalize_lambdas=True,
+        n_estimators=100,
+        learning_rate=0.1,
+        max_leaf_nodes=31,
+        max_depth=None,
+        min_samples_leaf=20,
+        min_hessian_to_split=1e-3,
+        l2_regularization=0.0,
+        max_bins=255,
+        max_features=1.0,
+        subsample=1.0,
+        early_stopping="auto",
+        validation_fraction=0.1,
+        validation_ndcg_k=10,
+        n_iter_no_change=10,
+        tol=1e-7,
+        warm_start=False,
+        verbose=0,
+        random_state=None,
+    ):
+        super().__init__(
+            n_estimators=n_estimators,
+            learning_rate=learning_rate,
+            max_leaf_nodes=max_leaf_nodes,
+            max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf,
+            min_hessian_to_split=min_hessian_to_split,
+            l2_regularization=l2_regularization,
+            max_bins=max_bins,
+            max_features=max_features,
+            subsample=subsample,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            validation_ndcg_k=validation_ndcg_k,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            warm_start=warm_start,
+            verbose=verbose,
+            random_state=random_state,
+        )
+        self.sigma = sigma
+        self.truncation_level = truncation_level
+        self.normalize_lambdas = normalize_lambdas
+
+    def _objective_params(self):
+        return dict(
+            sigma=self.sigma,
+            truncation_level=self.truncation_level,
+            normalize_lambdas=self.normalize_lambdas,
+        )
