@@ -331,7 +331,9 @@ def dump_svmlight_ranking(X, y, qid, f, *, zero_based=False, comment=None):
     Zero entries are not written. Rows are written in the given order (they
     need not be sorted by query). :func:`load_svmlight_ranking` reads the file
     back; pass it ``n_features`` and the same ``zero_based`` to recover
-    leading or trailing all-zero columns exactly.
+    leading or trailing all-zero columns exactly. Values are written with 16
+    significant digits (scikit-learn's format): float32 data and decimals
+    round-trip exactly, other float64 values to within about 1e-16 relative.
 
     Parameters
     ----------

@@ -70,7 +70,7 @@ class _Structure:
         self.red_w = rng.uniform(0.3, 1.0, size=(n_redundant, 2))
 
         # Relevance function of the k factors.
-        self.linear = rng.normal(0.0, 1.0, k) * (rng.random(k) < 0.7)
+        self.linear = rng.normal(0.0, 0.5, k) * (rng.random(k) < 0.6)
         roles = rng.permutation(k)
         n_step = max(1, k // 4)
         self.step = roles[:n_step]
