@@ -18,6 +18,7 @@ Acceptance: mean test NDCG@10 of each ranker is at least LightGBM's minus
 import argparse
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -61,10 +62,14 @@ def _lightgbm(objective, train, val, seed):
         num_leaves=s["leaves"], min_child_samples=s["min_leaf"], max_bin=s["bins"],
         random_state=seed, verbose=-1, n_jobs=2,
     )
-    model.fit(
-        X, y, group=group, eval_set=[(X_val, y_val)], eval_group=[group_val], eval_at=[10],
-        callbacks=[lightgbm.early_stopping(s["patience"], verbose=False)],
-    )
+    with warnings.catch_warnings():
+        # LightGBM 4.7 renamed eval_set; the old name works on every 4.x.
+        warnings.simplefilter("ignore", category=FutureWarning)
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        model.fit(
+            X, y, group=group, eval_set=[(X_val, y_val)], eval_group=[group_val], eval_at=[10],
+            callbacks=[lightgbm.early_stopping(s["patience"], verbose=False)],
+        )
     return model, model.best_iteration_
 
 

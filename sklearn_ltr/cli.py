@@ -8,6 +8,7 @@ installed.
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 
@@ -68,15 +69,19 @@ def _fit_lightgbm(train, val, args):
         random_state=args.seed,
         verbose=-1,
     )
-    model.fit(
-        X[order],
-        y[order],
-        group=np.unique(qid, return_counts=True)[1],
-        eval_set=[(X_val[val_order], y_val[val_order])],
-        eval_group=[np.unique(qid_val, return_counts=True)[1]],
-        eval_at=[10],
-        callbacks=[lightgbm.early_stopping(args.patience, verbose=False)],
-    )
+    with warnings.catch_warnings():
+        # LightGBM 4.7 renamed eval_set; the old name works on every 4.x.
+        warnings.simplefilter("ignore", category=FutureWarning)
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        model.fit(
+            X[order],
+            y[order],
+            group=np.unique(qid, return_counts=True)[1],
+            eval_set=[(X_val[val_order], y_val[val_order])],
+            eval_group=[np.unique(qid_val, return_counts=True)[1]],
+            eval_at=[10],
+            callbacks=[lightgbm.early_stopping(args.patience, verbose=False)],
+        )
     return model, model.best_iteration_
 
 
