@@ -242,3 +242,23 @@ def test_invalid_parameters():
         grower.grow(g, h, sample_indices=np.array([0, 1000]))
     with pytest.raises(ValueError, match="feature_mask"):
         grower.grow(g, h, feature_mask=np.ones(2, bool))
+
+
+@pytest.mark.parametrize("with_sample_indices", [False, True])
+def test_constant_hessian_path(with_sample_indices):
+    # Constant hessians take the (gradient, count) histogram kernels.
+    _, Xb, g, _, mapper = _problem(seed=8)
+    h = np.full(len(g), 0.5, np.float32)
+    rows = np.arange(0, len(g), 3) if with_sample_indices else np.arange(len(g))
+    tree = _grow(Xb, g, h, mapper, sample_indices=rows if with_sample_indices else None,
+                 max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    assert tree.nodes["is_leaf"].sum() == 20
+    _check_tree(tree, Xb, g, h, mapper, rows, l2=1.0)
+    # Same tree as the general kernels give when one hessian differs by a hair
+    # (the split choice is robust to it).
+    h2 = h.copy()
+    h2[0] = np.nextafter(np.float32(0.5), np.float32(1))
+    other = _grow(Xb, g, h2, mapper, sample_indices=rows if with_sample_indices else None,
+                  max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    for name in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
+        np.testing.assert_array_equal(tree.nodes[name], other.nodes[name])

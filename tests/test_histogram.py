@@ -5,7 +5,10 @@ import pytest
 
 from sklearn_ltr._gbdt.histogram import (
     _build_histogram,
+    _build_histogram_const,
     _build_histogram_root,
+    _build_histogram_root_const,
+    _constant_value,
     _gather_gradients,
     _subtract_histograms,
     allocate_histograms,
@@ -14,7 +17,7 @@ from sklearn_ltr._gbdt.histogram import (
 N_BINS = 17  # 16 value bins + the missing bin
 
 
-def _data(n=1000, n_features=4, seed=0):
+def _data(n=1000, n_features=11, seed=0):
     rng = np.random.default_rng(seed)
     X = np.asfortranarray(rng.integers(0, N_BINS, size=(n, n_features), dtype=np.uint8))
     g = rng.standard_normal(n).astype(np.float32)
@@ -23,7 +26,8 @@ def _data(n=1000, n_features=4, seed=0):
 
 
 def _brute_force(X, g, h, rows):
-    out = np.zeros((X.shape[1], N_BINS, 3))
+    """Oracle with np.add.at, in the kernels' (sum_g, sum_h, count, 0) layout."""
+    out = np.zeros((X.shape[1], N_BINS, 4))
     for f in range(X.shape[1]):
         b = X[rows, f]
         np.add.at(out[f, :, 0], b, g[rows].astype(np.float64))
@@ -87,18 +91,25 @@ def test_subtraction_equals_direct_build_of_sibling():
 def test_feature_mask_leaves_other_features_untouched():
     X, g, h = _data(seed=6)
     rows = np.arange(len(g), dtype=np.int32)
-    mask = np.array([1, 0, 1, 0], np.uint8)
+    mask = np.array([1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 0], np.uint8)
     hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
     hist[:] = -7.0
     og, oh = g.copy(), h.copy()
     _build_histogram(X, rows, og, oh, mask, hist)
     expected = _brute_force(X, g, h, rows)
-    np.testing.assert_allclose(hist[[0, 2]], expected[[0, 2]], rtol=1e-12)
-    assert np.all(hist[[1, 3]] == -7.0)
+    on, off = mask == 1, mask == 0
+    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    assert np.all(hist[off] == -7.0)
     hist[:] = -7.0
     _build_histogram_root(X, g, h, mask, hist)
-    np.testing.assert_allclose(hist[[0, 2]], expected[[0, 2]], rtol=1e-12)
-    assert np.all(hist[[1, 3]] == -7.0)
+    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    assert np.all(hist[off] == -7.0)
+    hist[:] = -7.0
+    _build_histogram_root_const(X, g, 1.0, mask, hist)
+    ones = np.ones_like(h)
+    expected = _brute_force(X, g, ones, rows)
+    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    assert np.all(hist[off] == -7.0)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -114,3 +125,24 @@ def test_histogram_same_on_any_thread_count(n_threads):
         np.testing.assert_array_equal(_build(X, g, h, rows), ref)
     finally:
         numba.set_num_threads(old)
+
+
+@pytest.mark.parametrize("n_features", [3, 8, 13])
+@pytest.mark.parametrize("hessian", [1.0, 0.25])
+def test_constant_hessian_kernels_equal_brute_force(n_features, hessian):
+    X, g, _, = _data(n_features=n_features, seed=8)[:3]
+    h = np.full(len(g), hessian, np.float32)
+    mask = np.ones(n_features, np.uint8)
+    rows = np.arange(0, len(g), 2, dtype=np.int32)
+    hist = allocate_histograms(1, n_features, N_BINS)[0]
+    _build_histogram_const(X, rows, g[rows], hessian, mask, hist)
+    np.testing.assert_allclose(hist, _brute_force(X, g, h, rows), rtol=1e-12)
+    _build_histogram_root_const(X, g, hessian, mask, hist)
+    np.testing.assert_allclose(hist, _brute_force(X, g, h, np.arange(len(g))), rtol=1e-12)
+
+
+def test_constant_value():
+    assert _constant_value(np.ones(5, np.float32)) == (True, 1.0)
+    assert _constant_value(np.array([1, 1, 2], np.float32))[0] is False
+    assert _constant_value(np.array([np.nan, np.nan], np.float32))[0] is False
+    assert _constant_value(np.zeros(0, np.float32))[0] is False

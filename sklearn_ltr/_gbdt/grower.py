@@ -26,8 +26,12 @@ from numba import njit, prange
 from .common import G_H_DTYPE, NODE_DTYPE, X_BINNED_DTYPE
 from .histogram import (
     _build_histogram,
+    _build_histogram_const,
     _build_histogram_root,
+    _build_histogram_root_const,
+    _constant_value,
     _gather_gradients,
+    _gather_gradients_only,
     _subtract_histograms,
     allocate_histograms,
 )
@@ -201,6 +205,17 @@ class TreeGrower:
         self._free_slots.extend(range(2 * old.shape[0] - 1, old.shape[0], -1))
         return old.shape[0]
 
+    def _build_node_histogram(self, rows, gradients, hessians, hist):
+        """Gather the rows' gradients and build their histogram into ``hist``."""
+        og = self._ordered_g
+        if self._const_hessian is not None:
+            _gather_gradients_only(rows, gradients, og)
+            _build_histogram_const(self.X_binned, rows, og, self._const_hessian, self._mask, hist)
+        else:
+            oh = self._ordered_h
+            _gather_gradients(rows, gradients, hessians, og, oh)
+            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist)
+
     def _splittable(self, count, sum_h, depth):
         if self.max_depth is not None and depth >= self.max_depth:
             return False
@@ -277,12 +292,15 @@ class TreeGrower:
 
         og, oh = self._ordered_g, self._ordered_h
         if sample_indices is None:
-            sum_g = float(np.sum(gradients, dtype=np.float64))
-            sum_h = float(np.sum(hessians, dtype=np.float64))
+            g_used, h_used = gradients, hessians
         else:
             _gather_gradients(indices, gradients, hessians, og, oh)
-            sum_g = float(np.sum(og[:n_used], dtype=np.float64))
-            sum_h = float(np.sum(oh[:n_used], dtype=np.float64))
+            g_used, h_used = og[:n_used], oh[:n_used]
+        sum_g = float(np.sum(g_used, dtype=np.float64))
+        sum_h = float(np.sum(h_used, dtype=np.float64))
+        # Constant hessians (least squares): histograms only need (g, count).
+        is_const, h_value = _constant_value(h_used)
+        self._const_hessian = h_value if is_const else None
         root = dict(id=0, start=0, stop=n_used, count=n_used, sum_g=sum_g, sum_h=sum_h,
                     depth=0, slot=-1, split=None, left=-1, right=-1)
         nodes = [root]
@@ -291,10 +309,13 @@ class TreeGrower:
         if self._splittable(n_used, sum_h, 0):
             root["slot"] = self._take_slot()
             tic = perf_counter()
-            if sample_indices is None:
-                _build_histogram_root(X, gradients, hessians, self._mask, hists[root["slot"]])
+            hist = hists[root["slot"]]
+            if sample_indices is not None:
+                self._build_node_histogram(indices, gradients, hessians, hist)
+            elif self._const_hessian is not None:
+                _build_histogram_root_const(X, gradients, self._const_hessian, self._mask, hist)
             else:
-                _build_histogram(X, indices, og, oh, self._mask, hists[root["slot"]])
+                _build_histogram_root(X, gradients, hessians, self._mask, hist)
             self.time_histograms += perf_counter() - tic
             self._find_split(root)
 
@@ -337,8 +358,7 @@ class TreeGrower:
                 # Build the smaller child, derive the larger in the parent's slot.
                 small_slot = self._take_slot()
                 rows = indices[small["start"]:small["stop"]]
-                _gather_gradients(rows, gradients, hessians, og, oh)
-                _build_histogram(X, rows, og, oh, self._mask, hists[small_slot])
+                self._build_node_histogram(rows, gradients, hessians, hists[small_slot])
                 _subtract_histograms(hists[parent_slot], hists[small_slot], hists[parent_slot])
                 large["slot"] = parent_slot
                 if small_ok:
@@ -347,8 +367,7 @@ class TreeGrower:
                     self._free_slots.append(small_slot)
             elif small_ok:
                 rows = indices[small["start"]:small["stop"]]
-                _gather_gradients(rows, gradients, hessians, og, oh)
-                _build_histogram(X, rows, og, oh, self._mask, hists[parent_slot])
+                self._build_node_histogram(rows, gradients, hessians, hists[parent_slot])
                 small["slot"] = parent_slot
             else:
                 self._free_slots.append(parent_slot)
