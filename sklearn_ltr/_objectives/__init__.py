@@ -3,10 +3,20 @@
 
 from ._base import BaseObjective
 from .lambdarank import LambdaRankObjective
+from .listnet import ListNetObjective
+from .xendcg import XENDCGObjective
 
 # Objective name -> class; adding an objective is one module plus one line here.
 OBJECTIVES = {
     "lambdarank": LambdaRankObjective,
+    "xendcg": XENDCGObjective,
+    "listnet": ListNetObjective,
 }
 
-__all__ = ["OBJECTIVES", "BaseObjective", "LambdaRankObjective"]
+__all__ = [
+    "OBJECTIVES",
+    "BaseObjective",
+    "LambdaRankObjective",
+    "ListNetObjective",
+    "XENDCGObjective",
+]

@@ -1,0 +1,343 @@
+"""ListNet: softmax cross entropy between a label distribution and the scores.
+
+Within a query, the scores define the top-one distribution
+``rho = softmax(scores)`` and the labels a target distribution ``P_y``; the
+loss is the cross entropy ``-sum_i P_y[i] * log(rho[i])``. The softmax
+helpers here are shared with the XE-NDCG objective, which is the same loss
+with a randomised target.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._base import BaseObjective
+
+# A query whose largest probability is within this of 1 has a numerically
+# zero Hessian; flooring 1 - rho keeps the divisions by it finite (only
+# reached when the scores of a query span more than about 690).
+_MIN_ONE_MINUS_RHO = 1e-300
+
+_LABEL_DISTRIBUTIONS = ("linear", "exponential")
+
+
+@njit(cache=True, error_model="numpy")
+def _softmax(scores, rho):
+    """Write ``softmax(scores)`` into ``rho``.
+
+    The exponentials are taken relative to the largest score, so they lie in
+    ``(0, 1]`` and cannot overflow. Only the largest score's probability can
+    exceed 1/2, and ``1 - rho`` would lose all its digits there, so it is
+    returned separately, computed from the sum of the other exponentials.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,), dtype float64
+        Scores of one query, ``n >= 1``.
+    rho : ndarray of shape (n,), dtype float64
+        Output probabilities.
+
+    Returns
+    -------
+    log_sum_exp : float
+        ``log(sum(exp(scores)))``.
+    top : int
+        Index of the (first) largest score.
+    one_minus_rho_top : float
+        ``1 - rho[top]``, accurate even when ``rho[top]`` rounds to 1.
+    """
+    n = scores.shape[0]
+    top = 0
+    s_max = scores[0]
+    for i in range(1, n):
+        if scores[i] > s_max:
+            s_max = scores[i]
+            top = i
+    for i in range(n):
+        rho[i] = np.exp(scores[i] - s_max)
+    # Sum of the exponentials other than the top one (which is exactly 1);
+    # two loops instead of a branch so that both vectorise.
+    rest = 0.0
+    for i in range(top):
+        rest += rho[i]
+    for i in range(top + 1, n):
+        rest += rho[i]
+    total = 1.0 + rest
+    inv_total = 1.0 / total
+    for i in range(n):
+        rho[i] *= inv_total
+    return s_max + np.log1p(rest), top, rest * inv_total
+
+
+@njit(cache=True, error_model="numpy")
+def _cross_entropy_one_query(scores, target):
+    """``-sum(target * log(softmax(scores)))`` for a target summing to 1.
+
+    Written as ``logsumexp(scores) - sum(target * scores)``, which needs no
+    logarithm of a probability and stays finite when one underflows.
+    """
+    n = scores.shape[0]
+    s_max = scores[0]
+    for i in range(1, n):
+        s_max = max(s_max, scores[i])
+    total = 0.0
+    dot = 0.0
+    for i in range(n):
+        total += np.exp(scores[i] - s_max)
+        dot += target[i] * scores[i]
+    return s_max + np.log(total) - dot
+
+
+@njit(cache=True, error_model="numpy")
+def _listnet_one_query(
+    scores, target, weights, has_weights, rho, grad_out, hess_out
+):
+    """ListNet gradient ``rho - target`` and hessian ``rho * (1 - rho)``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,), dtype float64
+        Raw scores of the query's documents, ``n >= 2``.
+    target : ndarray of shape (n,), dtype float64
+        The label distribution ``P_y`` (sums to 1).
+    weights : ndarray of shape (n,), dtype float64
+        Sample weights multiplying each row's gradient and hessian; read only
+        if ``has_weights``.
+    has_weights : bool
+    rho : ndarray of shape (n,), dtype float64
+        Scratch space for the softmax.
+    grad_out, hess_out : ndarray of shape (n,), dtype float32
+        Outputs (slices of the booster's buffers).
+    """
+    n = scores.shape[0]
+    _, top, one_minus_rho_top = _softmax(scores, rho)
+    for i in range(n):
+        w = weights[i] if has_weights else 1.0
+        grad_out[i] = (rho[i] - target[i]) * w
+        hess_out[i] = rho[i] * (1.0 - rho[i]) * w
+    w = weights[top] if has_weights else 1.0
+    hess_out[top] = rho[top] * one_minus_rho_top * w
+
+
+@njit(parallel=True, cache=True)
+def _listnet_gradient_hessian(
+    raw_scores, target, offsets, active, sample_weight, has_weights, rho,
+    grad_out, hess_out,
+):
+    """Run :func:`_listnet_one_query` on every active query, in parallel.
+
+    Inactive queries (``active[q] == 0``) get zero gradients and hessians.
+    Each query is handled by one thread, so results do not depend on the
+    number of threads. ``rho`` is per-row scratch space.
+    """
+    n_queries = offsets.shape[0] - 1
+    for q in prange(n_queries):
+        start = offsets[q]
+        end = offsets[q + 1]
+        if not active[q]:
+            grad_out[start:end] = 0.0
+            hess_out[start:end] = 0.0
+            continue
+        _listnet_one_query(
+            raw_scores[start:end],
+            target[start:end],
+            sample_weight[start:end] if has_weights else sample_weight,
+            has_weights,
+            rho[start:end],
+            grad_out[start:end],
+            hess_out[start:end],
+        )
+
+
+@njit(parallel=True, cache=True)
+def _cross_entropy_per_query(raw_scores, target, offsets, active, out):
+    """Cross entropy of every active query into ``out`` (0 for the others)."""
+    n_queries = offsets.shape[0] - 1
+    for q in prange(n_queries):
+        start = offsets[q]
+        end = offsets[q + 1]
+        if active[q]:
+            out[q] = _cross_entropy_one_query(
+                raw_scores[start:end], target[start:end]
+            )
+        else:
+            out[q] = 0.0
+
+
+def _query_reduce(ufunc, values, offsets, empty=0.0):
+    """``ufunc.reduce`` of ``values`` over each query; ``empty`` for empty ones.
+
+    Parameters
+    ----------
+    ufunc : numpy.ufunc
+        For example ``np.add`` or ``np.maximum``.
+    values : ndarray of shape (n_samples,)
+    offsets : ndarray of shape (n_queries + 1,), dtype int64
+
+    Returns
+    -------
+    reduced : ndarray of shape (n_queries,), dtype float64
+    """
+    sizes = np.diff(offsets)
+    out = np.full(sizes.shape[0], empty, dtype=np.float64)
+    nonempty = sizes > 0
+    if nonempty.any():
+        # Starts of non-empty queries are strictly increasing and each segment
+        # runs to the next one, so reduceat sees exactly the query's rows.
+        out[nonempty] = ufunc.reduceat(values, offsets[:-1][nonempty])
+    return out
+
+
+def _query_weights(sample_weight, offsets):
+    """Mean row weight of each query (0 for an empty query), or None."""
+    if sample_weight is None:
+        return None
+    sizes = np.diff(offsets)
+    return _query_reduce(np.add, sample_weight, offsets) / np.maximum(sizes, 1)
+
+
+def _mean_over_active(per_query, active, query_weights):
+    """Mean of ``per_query`` over active queries, weighted if asked; 0 if none."""
+    mask = active.astype(bool)
+    weights = np.ones(mask.sum()) if query_weights is None else query_weights[mask]
+    total = weights.sum()
+    if total == 0.0:
+        return 0.0
+    return float(np.dot(weights, per_query[mask]) / total)
+
+
+class ListNetObjective(BaseObjective):
+    """ListNet: softmax cross entropy against a label distribution.
+
+    For each query with scores ``s`` and labels ``y``::
+
+        rho     = softmax(s)
+        P_y     = y / sum(y)          (label_distribution="linear")
+                = softmax(y)          (label_distribution="exponential")
+        loss    = -sum_i P_y[i] * log(rho[i])
+        grad_i  = rho[i] - P_y[i]
+        hess_i  = rho[i] * (1 - rho[i])
+
+    ``grad`` is the exact gradient of the loss and ``hess`` the exact diagonal
+    of its Hessian; the off-diagonal terms ``-rho[i] * rho[j]`` are dropped
+    (the per-row Newton step a GBDT needs; the full Hessian is singular). Each row's gradient and
+    hessian are then multiplied by its sample weight.
+
+    Queries with one document, and under ``"linear"`` queries whose labels
+    sum to 0, have no target and contribute zeros.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Relevance labels, rows in query order; non-negative for
+        ``label_distribution="linear"``.
+    offsets : array-like of shape (n_queries + 1,)
+        Query boundaries: query ``q`` is rows ``offsets[q]:offsets[q + 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Per-row weights multiplying gradients and hessians.
+    label_distribution : {"linear", "exponential"}, default="linear"
+        How labels become the target distribution: ``"linear"`` normalises
+        the labels, the form Bruch et al. (2019) analyse and show to bound
+        MRR and NDCG for binary labels; ``"exponential"`` is the softmax
+        of the labels, the original ListNet top-one target.
+
+    Notes
+    -----
+    :meth:`loss` is the mean cross entropy over the queries that contribute,
+    weighted by the mean sample weight of their rows.
+
+    References
+    ----------
+    Z. Cao, T. Qin, T.-Y. Liu, M.-F. Tsai, H. Li. Learning to Rank: From
+    Pairwise Approach to Listwise Approach. ICML 2007.
+
+    S. Bruch, X. Wang, M. Bendersky, M. Najork. An Analysis of the Softmax
+    Cross Entropy Loss for Learning-to-Rank with Binary Relevance. ICTIR 2019
+    (the target ``P_y = y / sum(y)``, eq. 6).
+    """
+
+    name = "listnet"
+
+    def __init__(
+        self, y, offsets, sample_weight=None, *, label_distribution="linear",
+        **params,
+    ):
+        super().__init__(y, offsets, sample_weight, **params)
+        if (
+            not isinstance(label_distribution, str)
+            or label_distribution not in _LABEL_DISTRIBUTIONS
+        ):
+            raise ValueError(
+                f"label_distribution must be one of {_LABEL_DISTRIBUTIONS}, "
+                f"got {label_distribution!r}."
+            )
+        self.label_distribution = label_distribution
+        if label_distribution == "linear" and np.any(self.y < 0):
+            raise ValueError(
+                "y must be non-negative for the listnet objective with "
+                "label_distribution='linear'."
+            )
+        sizes = np.diff(self.offsets)
+        # The target depends only on the labels: compute it once.
+        if label_distribution == "linear":
+            totals = _query_reduce(np.add, self.y, self.offsets)
+            self._active = ((sizes >= 2) & (totals > 0.0)).astype(np.uint8)
+            numerators = self.y
+        else:
+            top = _query_reduce(np.maximum, self.y, self.offsets)
+            numerators = np.exp(self.y - np.repeat(top, sizes))
+            totals = _query_reduce(np.add, numerators, self.offsets)
+            self._active = (sizes >= 2).astype(np.uint8)
+        safe_totals = np.where(self._active == 1, totals, 1.0)
+        self._target = np.where(
+            np.repeat(self._active, sizes) == 1,
+            numerators / np.repeat(safe_totals, sizes),
+            0.0,
+        )
+        self._rho = np.empty_like(self.y)
+        self._weights = (
+            np.empty(0) if self.sample_weight is None else self.sample_weight
+        )
+        self._query_weights = _query_weights(self.sample_weight, self.offsets)
+
+    def gradient_hessian(self, raw_scores, grad_out, hess_out):
+        """Fill the gradients ``rho - P_y`` and hessians ``rho * (1 - rho)``.
+
+        Parameters
+        ----------
+        raw_scores : ndarray of shape (n_samples,), dtype float64
+            Current raw scores, rows in query order.
+        grad_out : ndarray of shape (n_samples,), dtype float32
+            Output gradients (negative for documents to move up).
+        hess_out : ndarray of shape (n_samples,), dtype float32
+            Output hessians (non-negative).
+        """
+        self._check_buffers(raw_scores, grad_out, hess_out)
+        _listnet_gradient_hessian(
+            raw_scores, self._target, self.offsets, self._active,
+            self._weights, self.sample_weight is not None, self._rho,
+            grad_out, hess_out,
+        )
+
+    def loss(self, raw_scores):
+        """Mean cross entropy over the contributing queries.
+
+        Parameters
+        ----------
+        raw_scores : ndarray of shape (n_samples,), dtype float64
+            Raw scores, rows in query order.
+
+        Returns
+        -------
+        loss : float
+            Non-negative; 0 if no query contributes.
+        """
+        raw_scores = np.ascontiguousarray(raw_scores, dtype=np.float64)
+        if raw_scores.shape != self.y.shape:
+            raise ValueError(
+                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
+            )
+        per_query = np.empty(self.n_queries)
+        _cross_entropy_per_query(
+            raw_scores, self._target, self.offsets, self._active, per_query
+        )
+        return _mean_over_active(per_query, self._active, self._query_weights)
