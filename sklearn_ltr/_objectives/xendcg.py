@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from ._base import BaseObjective
 from .listnet import (
-    _MIN_ONE_MINUS_RHO,
+    _FASTMATH,
     _cross_entropy_per_query,
     _mean_over_active,
     _query_reduce,
@@ -24,8 +24,13 @@ from .listnet import (
 # The value of gamma that makes loss() deterministic: the mean of U[0, 1].
 _LOSS_GAMMA = 0.5
 
+# Floor of the top document's 1 - rho when dividing by it: it only binds when
+# the query's scores span more than about 690, where 1 - rho underflows, and
+# keeps the Neumann terms finite (those rows' hessians are 0 anyway).
+_MIN_ONE_MINUS_RHO = 1e-300
 
-@njit(cache=True, error_model="numpy")
+
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
 def _xendcg_one_query(
     scores, gains, gamma, n_terms, weights, has_weights, rho, term, acc,
     grad_out, hess_out,
