@@ -167,9 +167,8 @@ class XENDCGObjective(BaseObjective):
         t0_k     = g_k
         t(m+1)_k = rho_k * sum_{i != k} tm_i / (1 - rho_i)
 
-    since ``D_kk (S^(m+1) D^-1 g)_k = rho_k sum_{i != k} rho_i (S^m D^-1 g)_i
-    / (1 - rho_i)`` and ``rho_i (S^m D^-1 g)_i / (1 - rho_i) = tm_i /
-    (1 - rho_i)``. ``hessian_terms=0`` is the diagonal Newton step (ListNet's
+    since ``D_kk (S^(m+1) D^-1 g)_k = rho_k sum_{i != k} rho_i (S^m D^-1 g)_i``
+    and ``rho_i (S^m D^-1 g)_i = tm_i / (1 - rho_i)``. ``hessian_terms=0`` is the diagonal Newton step (ListNet's
     ``G = g``), 1 is ``I + S`` and 2, the default, is the paper's
     ``I + S + S^2`` and LightGBM's ``rank_xendcg``. Each row's ``G`` and ``H``
     are finally multiplied by its sample weight.
