@@ -150,10 +150,11 @@ def test_min_gain_to_split_and_constant_feature():
 
 
 @pytest.mark.parametrize("mleft", [0, 1])
-def test_partition_is_stable_and_matches_mask(mleft):
-    X, _, _, _ = _make(3)
+@pytest.mark.parametrize("n, n_rows", [(200, 120), (300_000, 250_000)])  # serial / parallel chunks
+def test_partition_is_stable_and_matches_mask(mleft, n, n_rows):
+    X, _, _, _ = _make(3, n=n)
     rng = np.random.default_rng(9)
-    rows = np.sort(rng.choice(len(X), 120, replace=False)).astype(np.int32)
+    rows = np.sort(rng.choice(len(X), n_rows, replace=False)).astype(np.int32)
     work = rows.copy()
     buf = np.empty(len(X), np.int32)
     n_left = _partition(work, X, 1, 3, mleft, MISSING, buf)

@@ -77,13 +77,14 @@ def _thresholds_from_sorted(values, max_bins, out):
 
 
 @njit(parallel=True, cache=True)
-def _find_thresholds_dense(X_sub, max_bins, thresholds, n_thresholds, has_missing):
-    """Fill per-feature thresholds from a dense subsample, in parallel over features.
+def _find_thresholds_sorted(X_sorted, max_bins, thresholds, n_thresholds, has_missing):
+    """Fill per-feature thresholds from sorted columns, in parallel over features.
 
     Parameters
     ----------
-    X_sub : ndarray of shape (n_sub, n_features), dtype float64
-        Subsample of the data.
+    X_sorted : ndarray of shape (n_features, n_sub), dtype float64
+        Each row is one feature's subsample, sorted ascending with NaN last
+        (as ``np.sort`` orders them).
     max_bins : int
         Maximum number of value bins.
     thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
@@ -93,43 +94,62 @@ def _find_thresholds_dense(X_sub, max_bins, thresholds, n_thresholds, has_missin
     has_missing : ndarray of shape (n_features,), dtype bool
         Output, whether the feature has NaN in the subsample.
     """
-    n_sub, n_features = X_sub.shape
+    n_features, n_sub = X_sorted.shape
     for f in prange(n_features):
-        col = np.empty(n_sub, dtype=np.float64)
-        m = 0
-        for i in range(n_sub):
-            x = X_sub[i, f]
-            if np.isnan(x):
-                has_missing[f] = True
-            else:
-                col[m] = x
-                m += 1
-        vals = np.sort(col[:m])
-        n_thresholds[f] = _thresholds_from_sorted(vals, max_bins, thresholds[f])
+        row = X_sorted[f]
+        m = n_sub
+        while m > 0 and np.isnan(row[m - 1]):
+            m -= 1
+        has_missing[f] = m < n_sub
+        n_thresholds[f] = _thresholds_from_sorted(row[:m], max_bins, thresholds[f])
 
 
-@njit(cache=True)
-def _bin_one(x, thresholds, n_thr, missing_bin):
+@njit(cache=True, inline="always")
+def _bin_one(x, table, missing_bin):
     """Return the bin of a value: the number of thresholds strictly below it.
 
-    With this rule ``x <= thresholds[b]`` if and only if ``bin(x) <= b``,
-    so raw and binned predictions agree.
+    With this rule ``x <= thresholds[b]`` if and only if ``bin(x) <= b``, so
+    raw and binned predictions agree. ``table`` holds the sorted thresholds
+    padded with +inf to 255 entries. The search is 8 unrolled halvings
+    without data-dependent branches: about 6 ns per value, against about
+    36 ns for a branchy binary search (which mispredicts every other step
+    on continuous data) or a loop over a per-feature number of steps.
     """
-    if np.isnan(x):
-        return missing_bin
-    lo = 0
-    hi = n_thr
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if thresholds[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    pos = 0
+    pos += 128 * (table[pos + 127] < x)
+    pos += 64 * (table[pos + 63] < x)
+    pos += 32 * (table[pos + 31] < x)
+    pos += 16 * (table[pos + 15] < x)
+    pos += 8 * (table[pos + 7] < x)
+    pos += 4 * (table[pos + 3] < x)
+    pos += 2 * (table[pos + 1] < x)
+    pos += table[pos] < x
+    return missing_bin if np.isnan(x) else pos
+
+
+def _search_tables(thresholds, n_thresholds):
+    """Pad every feature's thresholds to 255 entries with +inf.
+
+    Parameters
+    ----------
+    thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
+        Thresholds, row ``f`` valid up to ``n_thresholds[f]``.
+    n_thresholds : ndarray of shape (n_features,), dtype int64
+        Number of thresholds per feature.
+
+    Returns
+    -------
+    tables : ndarray of shape (n_features, 255), dtype float64
+        Search tables for :func:`_bin_one`.
+    """
+    tables = np.full((thresholds.shape[0], 255), np.inf)
+    for f in range(thresholds.shape[0]):
+        tables[f, : n_thresholds[f]] = thresholds[f, : n_thresholds[f]]
+    return tables
 
 
 @njit(parallel=True, cache=True)
-def _map_dense_to_bins(X, row_order, thresholds, n_thresholds, missing_bin, out):
+def _map_dense_to_bins(X, row_order, tables, missing_bin, out):
     """Bin a dense matrix into a Fortran-ordered uint8 matrix.
 
     Parameters
@@ -138,10 +158,8 @@ def _map_dense_to_bins(X, row_order, thresholds, n_thresholds, missing_bin, out)
         Raw values (any float dtype, C or F order).
     row_order : ndarray of shape (n_rows,), dtype int64
         Output row ``r`` is input row ``row_order[r]``.
-    thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
-        Padded per-feature thresholds.
-    n_thresholds : ndarray of shape (n_features,), dtype int64
-        Number of valid thresholds per feature.
+    tables : ndarray of shape (n_features, 255), dtype float64
+        Per-feature thresholds padded with +inf.
     missing_bin : int
         Bin index of missing values.
     out : ndarray of shape (n_rows, n_features), dtype uint8, Fortran order
@@ -154,15 +172,14 @@ def _map_dense_to_bins(X, row_order, thresholds, n_thresholds, missing_bin, out)
         start = blk * _ROW_BLOCK
         stop = min(start + _ROW_BLOCK, n_rows)
         for f in range(n_features):
-            thr = thresholds[f]
-            n_thr = n_thresholds[f]
+            table = tables[f]
             for r in range(start, stop):
-                out[r, f] = _bin_one(X[row_order[r], f], thr, n_thr, missing_bin)
+                out[r, f] = _bin_one(X[row_order[r], f], table, missing_bin)
 
 
 @njit(parallel=True, cache=True)
-def _map_csr_to_bins(data, indices, indptr, row_order, thresholds, n_thresholds,
-                     missing_bin, zero_bins, out):
+def _map_csr_to_bins(data, indices, indptr, row_order, tables, missing_bin, zero_bins,
+                     out):
     """Bin a CSR matrix (implicit entries are 0.0) into a uint8 matrix.
 
     Parameters
@@ -171,7 +188,7 @@ def _map_csr_to_bins(data, indices, indptr, row_order, thresholds, n_thresholds,
         CSR arrays of the input.
     row_order : ndarray of shape (n_rows,), dtype int64
         Output row ``r`` is input row ``row_order[r]``.
-    thresholds, n_thresholds, missing_bin
+    tables, missing_bin
         As in :func:`_map_dense_to_bins`.
     zero_bins : ndarray of shape (n_features,), dtype uint8
         Bin of the value 0.0 for each feature.
@@ -192,7 +209,7 @@ def _map_csr_to_bins(data, indices, indptr, row_order, thresholds, n_thresholds,
             src = row_order[r]
             for k in range(indptr[src], indptr[src + 1]):
                 f = indices[k]
-                out[r, f] = _bin_one(data[k], thresholds[f], n_thresholds[f], missing_bin)
+                out[r, f] = _bin_one(data[k], tables[f], missing_bin)
 
 
 class BinMapper:
@@ -293,9 +310,11 @@ class BinMapper:
                 n_thr[f] = _thresholds_from_sorted(np.sort(col), max_bins, thresholds[f])
         else:
             X_sub = X if rows is None else X[rows]
-            _find_thresholds_dense(X_sub, max_bins, thresholds, n_thr, has_missing)
-        self._thresholds = thresholds
-        self._n_thresholds = n_thr
+            # NumPy's sort (SIMD-accelerated on x86) is several times faster
+            # than numba's quicksort; one contiguous row per feature.
+            X_sorted = np.sort(np.asarray(X_sub.T, dtype=np.float64), axis=1)
+            _find_thresholds_sorted(X_sorted, max_bins, thresholds, n_thr, has_missing)
+        self._tables = _search_tables(thresholds, n_thr)
         self.bin_thresholds_ = [thresholds[f, : n_thr[f]].copy() for f in range(n_features)]
         self.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
         self.missing_values_bin_idx_ = max_bins
@@ -349,11 +368,10 @@ class BinMapper:
                 dtype=X_BINNED_DTYPE,
             )
             data = np.asarray(X.data, dtype=np.float64)
-            _map_csr_to_bins(data, X.indices, X.indptr, row_order, self._thresholds,
-                             self._n_thresholds, missing_bin, zero_bins, out)
+            _map_csr_to_bins(data, X.indices, X.indptr, row_order, self._tables, missing_bin,
+                             zero_bins, out)
         else:
-            _map_dense_to_bins(X, row_order, self._thresholds, self._n_thresholds,
-                               missing_bin, out)
+            _map_dense_to_bins(X, row_order, self._tables, missing_bin, out)
         return out
 
     def fit_transform(self, X, row_order=None):
