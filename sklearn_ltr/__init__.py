@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0.dev0"
 
-from ._ranker import LambdaMARTRanker
+from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
 
-__all__ = ["LambdaMARTRanker", "__version__"]
+__all__ = ["LambdaMARTRanker", "ListNetRanker", "XENDCGRanker", "__version__"]

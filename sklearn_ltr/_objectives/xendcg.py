@@ -223,7 +223,7 @@ class XENDCGObjective(BaseObjective):
     References
     ----------
     S. Bruch. An Alternative Cross Entropy Loss for Learning-to-Rank.
-    WWW 2021 (arXiv:1911.09798), sections 3 and 4.4.
+    WWW 2020 (arXiv:1911.09798), sections 3 and 4.4.
     """
 
     name = "xendcg"
