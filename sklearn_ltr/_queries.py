@@ -96,17 +96,17 @@ def group_queries(qid):
         offsets = np.concatenate(([0], starts, [n_samples])).astype(np.int64)
         return order, offsets, qid[offsets[:-1]]
     try:
-        unique_qids, codes = np.unique(qid, return_inverse=True)
+        # One stable sort gives both the grouping and the unique ids.
+        order = np.argsort(qid, kind="stable").astype(np.int64)
     except TypeError as exc:
         raise ValueError(
             "qid values must be mutually comparable (for example all integers or all "
             f"strings); got mixed types: {exc}"
         ) from None
-    codes = codes.reshape(-1)
-    order = np.argsort(codes, kind="stable").astype(np.int64)
-    counts = np.bincount(codes, minlength=unique_qids.shape[0])
-    offsets = np.zeros(unique_qids.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    sorted_qid = qid[order]
+    starts = np.flatnonzero(sorted_qid[1:] != sorted_qid[:-1]) + 1
+    offsets = np.concatenate(([0], starts, [n_samples])).astype(np.int64)
+    unique_qids = sorted_qid[offsets[:-1]]
     return order, offsets, unique_qids
 
 
