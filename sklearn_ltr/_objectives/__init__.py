@@ -4,6 +4,7 @@
 from ._base import BaseObjective
 from .lambdarank import LambdaRankObjective
 from .listnet import ListNetObjective
+from .rcr import RCRObjective, SigmoidCEObjective, SigmoidSoftmaxCEObjective, SoftmaxCEObjective
 from .xendcg import XENDCGObjective
 
 # Objective name -> class; adding an objective is one module plus one line here.
@@ -11,6 +12,10 @@ OBJECTIVES = {
     "lambdarank": LambdaRankObjective,
     "xendcg": XENDCGObjective,
     "listnet": ListNetObjective,
+    "sigmoid": SigmoidCEObjective,
+    "softmax": SoftmaxCEObjective,
+    "sigmoid+softmax": SigmoidSoftmaxCEObjective,
+    "rcr": RCRObjective,
 }
 
 __all__ = [
@@ -18,5 +23,9 @@ __all__ = [
     "BaseObjective",
     "LambdaRankObjective",
     "ListNetObjective",
+    "RCRObjective",
+    "SigmoidCEObjective",
+    "SigmoidSoftmaxCEObjective",
+    "SoftmaxCEObjective",
     "XENDCGObjective",
 ]
