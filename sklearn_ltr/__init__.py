@@ -3,5 +3,6 @@
 __version__ = "0.1.0.dev0"
 
 from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from .calibration import CalibratedRanker
 
-__all__ = ["LambdaMARTRanker", "ListNetRanker", "XENDCGRanker", "__version__"]
+__all__ = ["CalibratedRanker", "LambdaMARTRanker", "ListNetRanker", "XENDCGRanker", "__version__"]

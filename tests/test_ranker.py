@@ -7,19 +7,27 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score
 
 
-@pytest.fixture(params=[LambdaMARTRanker, XENDCGRanker, ListNetRanker], ids=lambda c: c.__name__)
+@pytest.fixture(params=[LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker], ids=lambda c: c.__name__)
 def ranker_class(request):
     return request.param
 
 
 @pytest.fixture(scope="module")
-def data():
+def graded_data():
     return make_ranking(n_queries=60, docs_per_query=30, n_features=12, random_state=0)
+
+
+@pytest.fixture
+def data(graded_data, ranker_class):
+    X, y, qid = graded_data
+    if ranker_class is CalibratedRanker:  # binary relevance, so metrics see its labels
+        y = (y > 0).astype(float)
+    return X, y, qid
 
 
 def _assert_same_trees(a, b):
@@ -33,6 +41,8 @@ def _assert_same_trees(a, b):
 
 def _ranker(ranker_class, **params):
     base = dict(n_estimators=20, max_leaf_nodes=15, min_samples_leaf=5, random_state=0)
+    if ranker_class is CalibratedRanker:
+        base["binarize"] = True  # it takes binary labels; the shared data are graded
     base.update(params)
     return ranker_class(**base)
 

@@ -11,12 +11,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.compose import exclude_qid
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker]
+RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
 
 # Why each listed check is expected to fail.
 _EXPECTED_FAILED_CHECKS = {
@@ -34,6 +34,8 @@ _EXPECTED_FAILED_CHECKS = {
 
 
 def _small(ranker_class, **params):
+    if ranker_class is CalibratedRanker:
+        params.setdefault("binarize", True)  # it takes binary labels; these are graded
     return ranker_class(n_estimators=10, random_state=0, **params)
 
 
