@@ -7,6 +7,7 @@ installed.
 """
 
 import argparse
+import importlib.util
 import time
 import warnings
 
@@ -31,7 +32,8 @@ def _holdout_queries(X, y, qid, fraction, seed):
 
 
 def _our_rankers(args):
-    from ._ranker import LambdaMARTRanker
+    from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+    from .calibration import CalibratedRanker
 
     params = dict(
         n_estimators=args.n_estimators,
@@ -41,7 +43,13 @@ def _our_rankers(args):
         n_iter_no_change=args.patience,
         random_state=args.seed,
     )
-    return {"LambdaMARTRanker": LambdaMARTRanker(**params)}
+    return {
+        "LambdaMARTRanker": LambdaMARTRanker(**params),
+        "XENDCGRanker": XENDCGRanker(**params),
+        "ListNetRanker": ListNetRanker(**params),
+        # Trained on binarised labels (y > 0), evaluated on the graded ones.
+        "CalibratedRanker": CalibratedRanker(binarize=True, **params),
+    }
 
 
 def _fit_ours(model, train, val):
@@ -107,9 +115,7 @@ def demo(args):
         start = time.perf_counter()
         model, n_trees = _fit_ours(model, train, val)
         rows.append((name, n_trees, time.perf_counter() - start, _evaluate(model, test)))
-    try:
-        import lightgbm  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("lightgbm") is None:
         print("(LightGBM is not installed: install it to see its numbers beside ours.)")
     else:
         start = time.perf_counter()

@@ -51,6 +51,8 @@ class BaseObjective:
         self.offsets = _check_offsets(offsets, self.y.shape[0])
         self.n_queries = self.offsets.shape[0] - 1
         self.sample_weight = _check_sample_weight(sample_weight, self.y.shape[0])
+        # Mean row weight per query (LightGBM's query weight), None unweighted.
+        self.query_weights = _query_weights(self.sample_weight, self.offsets)
         if params:
             # Subclasses consume their own keywords; anything left is a typo.
             raise ValueError(
@@ -107,6 +109,15 @@ class BaseObjective:
         rng : numpy.random.Generator
             The fit's seeded generator.
         """
+
+    def _check_scores(self, raw_scores):
+        """Raw scores for :meth:`loss`, as a contiguous float64 array."""
+        raw_scores = np.ascontiguousarray(raw_scores, dtype=Y_DTYPE)
+        if raw_scores.shape != self.y.shape:
+            raise ValueError(
+                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
+            )
+        return raw_scores
 
     def _check_buffers(self, raw_scores, grad_out, hess_out):
         n = self.y.shape[0]
@@ -180,3 +191,45 @@ def _check_positive_float(value, name):
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value}.")
     return float(value)
+
+
+def _query_reduce(ufunc, values, offsets, empty=0.0):
+    """``ufunc.reduce`` of ``values`` over each query; ``empty`` for empty ones.
+
+    Parameters
+    ----------
+    ufunc : numpy.ufunc
+        For example ``np.add`` or ``np.maximum``.
+    values : ndarray of shape (n_samples,)
+    offsets : ndarray of shape (n_queries + 1,), dtype int64
+
+    Returns
+    -------
+    reduced : ndarray of shape (n_queries,), dtype float64
+    """
+    sizes = np.diff(offsets)
+    out = np.full(sizes.shape[0], empty, dtype=np.float64)
+    nonempty = sizes > 0
+    if nonempty.any():
+        # Starts of non-empty queries are strictly increasing and each segment
+        # runs to the next one, so reduceat sees exactly the query's rows.
+        out[nonempty] = ufunc.reduceat(values, offsets[:-1][nonempty])
+    return out
+
+
+def _query_weights(sample_weight, offsets):
+    """Mean row weight of each query (0 for an empty query), or None."""
+    if sample_weight is None:
+        return None
+    sizes = np.diff(offsets)
+    return _query_reduce(np.add, sample_weight, offsets) / np.maximum(sizes, 1)
+
+
+def _mean_over_active(per_query, active, query_weights):
+    """Mean of ``per_query`` over active queries, weighted if asked; 0 if none."""
+    mask = active.astype(bool)
+    weights = np.ones(mask.sum()) if query_weights is None else query_weights[mask]
+    total = weights.sum()
+    if total == 0.0:
+        return 0.0
+    return float(np.dot(weights, per_query[mask]) / total)

@@ -397,16 +397,7 @@ class LambdaRankObjective(BaseObjective):
             np.arange(self.y.shape[0], dtype=np.int64)
             - np.repeat(self.offsets[:-1], sizes)
         ).astype(np.int32)
-        if self.sample_weight is None:
-            self._weights = np.empty(0)
-            self._query_weights = None
-        else:
-            self._weights = self.sample_weight
-            # Mean row weight per query, LightGBM's query weight; an empty
-            # query gets weight 0.
-            cumulative = np.concatenate(([0.0], np.cumsum(self.sample_weight)))
-            sums = cumulative[self.offsets[1:]] - cumulative[self.offsets[:-1]]
-            self._query_weights = sums / np.maximum(sizes, 1)
+        self._weights = np.empty(0) if self.sample_weight is None else self.sample_weight
 
     def gradient_hessian(self, raw_scores, grad_out, hess_out):
         """Fill the lambda gradients and hessians of every row.
@@ -450,11 +441,7 @@ class LambdaRankObjective(BaseObjective):
         loss : float
             In ``[0, 1]``; 0 when every query is ranked ideally.
         """
-        raw_scores = np.ascontiguousarray(raw_scores, dtype=np.float64)
-        if raw_scores.shape != self.y.shape:
-            raise ValueError(
-                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
-            )
+        raw_scores = self._check_scores(raw_scores)
         ndcg = np.empty(self.n_queries)
         _ndcg_at_k(
             self.gains,
@@ -467,9 +454,9 @@ class LambdaRankObjective(BaseObjective):
         )
         if self.n_queries == 0:
             return 0.0
-        if self._query_weights is None:
+        if self.query_weights is None:
             return float(1.0 - ndcg.mean())
-        total = self._query_weights.sum()
+        total = self.query_weights.sum()
         if total == 0.0:
             return 0.0
-        return float(1.0 - np.dot(self._query_weights, ndcg) / total)
+        return float(1.0 - np.dot(self.query_weights, ndcg) / total)

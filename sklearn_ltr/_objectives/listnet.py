@@ -10,7 +10,7 @@ with a randomised target.
 import numpy as np
 from numba import njit, prange
 
-from ._base import BaseObjective
+from ._base import BaseObjective, _mean_over_active, _query_reduce
 
 _LABEL_DISTRIBUTIONS = ("linear", "exponential")
 
@@ -162,48 +162,6 @@ def _cross_entropy_per_query(raw_scores, target, offsets, active, out):
             out[q] = 0.0
 
 
-def _query_reduce(ufunc, values, offsets, empty=0.0):
-    """``ufunc.reduce`` of ``values`` over each query; ``empty`` for empty ones.
-
-    Parameters
-    ----------
-    ufunc : numpy.ufunc
-        For example ``np.add`` or ``np.maximum``.
-    values : ndarray of shape (n_samples,)
-    offsets : ndarray of shape (n_queries + 1,), dtype int64
-
-    Returns
-    -------
-    reduced : ndarray of shape (n_queries,), dtype float64
-    """
-    sizes = np.diff(offsets)
-    out = np.full(sizes.shape[0], empty, dtype=np.float64)
-    nonempty = sizes > 0
-    if nonempty.any():
-        # Starts of non-empty queries are strictly increasing and each segment
-        # runs to the next one, so reduceat sees exactly the query's rows.
-        out[nonempty] = ufunc.reduceat(values, offsets[:-1][nonempty])
-    return out
-
-
-def _query_weights(sample_weight, offsets):
-    """Mean row weight of each query (0 for an empty query), or None."""
-    if sample_weight is None:
-        return None
-    sizes = np.diff(offsets)
-    return _query_reduce(np.add, sample_weight, offsets) / np.maximum(sizes, 1)
-
-
-def _mean_over_active(per_query, active, query_weights):
-    """Mean of ``per_query`` over active queries, weighted if asked; 0 if none."""
-    mask = active.astype(bool)
-    weights = np.ones(mask.sum()) if query_weights is None else query_weights[mask]
-    total = weights.sum()
-    if total == 0.0:
-        return 0.0
-    return float(np.dot(weights, per_query[mask]) / total)
-
-
 class ListNetObjective(BaseObjective):
     """ListNet: softmax cross entropy against a label distribution.
 
@@ -296,7 +254,6 @@ class ListNetObjective(BaseObjective):
         self._weights = (
             np.empty(0) if self.sample_weight is None else self.sample_weight
         )
-        self._query_weights = _query_weights(self.sample_weight, self.offsets)
 
     def gradient_hessian(self, raw_scores, grad_out, hess_out):
         """Fill the gradients ``rho - P_y`` and hessians ``rho * (1 - rho)``.
@@ -330,13 +287,9 @@ class ListNetObjective(BaseObjective):
         loss : float
             Non-negative; 0 if no query contributes.
         """
-        raw_scores = np.ascontiguousarray(raw_scores, dtype=np.float64)
-        if raw_scores.shape != self.y.shape:
-            raise ValueError(
-                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
-            )
+        raw_scores = self._check_scores(raw_scores)
         per_query = np.empty(self.n_queries)
         _cross_entropy_per_query(
             raw_scores, self._target, self.offsets, self._active, per_query
         )
-        return _mean_over_active(per_query, self._active, self._query_weights)
+        return _mean_over_active(per_query, self._active, self.query_weights)

@@ -53,8 +53,8 @@ their pointwise part still counts.
 import numpy as np
 from numba import njit, prange
 
-from ._base import BaseObjective
-from .listnet import _cross_entropy_one_query, _query_reduce, _query_weights, _softmax
+from ._base import BaseObjective, _query_reduce
+from .listnet import _cross_entropy_one_query, _softmax
 
 # How the listwise part turns scores into logits.
 _LIST_NONE = 0  # no listwise part ("sigmoid")
@@ -243,8 +243,7 @@ class _CalibratedRankingObjective(BaseObjective):
         self._z = np.empty_like(self.y)
         self._p = np.empty_like(self.y)
         self._weights = np.empty(0) if self.sample_weight is None else self.sample_weight
-        qw = _query_weights(self.sample_weight, self.offsets)
-        self._query_weight = np.empty(0) if qw is None else qw
+        self._query_weight = np.empty(0) if self.query_weights is None else self.query_weights
 
     def _check_alpha(self, alpha):
         if alpha is None:
@@ -285,11 +284,7 @@ class _CalibratedRankingObjective(BaseObjective):
         -------
         loss : float
         """
-        raw_scores = np.ascontiguousarray(raw_scores, dtype=np.float64)
-        if raw_scores.shape != self.y.shape:
-            raise ValueError(
-                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
-            )
+        raw_scores = self._check_scores(raw_scores)
         if self.n_queries == 0:
             return 0.0
         per_query = np.empty(self.n_queries)

@@ -11,15 +11,8 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from ._base import BaseObjective
-from .listnet import (
-    _FASTMATH,
-    _cross_entropy_per_query,
-    _mean_over_active,
-    _query_reduce,
-    _query_weights,
-    _softmax,
-)
+from ._base import BaseObjective, _mean_over_active, _query_reduce
+from .listnet import _FASTMATH, _cross_entropy_per_query, _softmax
 
 # The value of gamma that makes loss() deterministic: the mean of U[0, 1].
 _LOSS_GAMMA = 0.5
@@ -269,7 +262,6 @@ class XENDCGObjective(BaseObjective):
         self._weights = (
             np.empty(0) if self.sample_weight is None else self.sample_weight
         )
-        self._query_weights = _query_weights(self.sample_weight, self.offsets)
 
     def prepare_iteration(self, rng):
         """Draw a fresh ``gamma ~ U[0, 1)`` for every row.
@@ -317,13 +309,9 @@ class XENDCGObjective(BaseObjective):
         loss : float
             Non-negative; 0 if no query contributes.
         """
-        raw_scores = np.ascontiguousarray(raw_scores, dtype=np.float64)
-        if raw_scores.shape != self.y.shape:
-            raise ValueError(
-                f"raw_scores must have shape {self.y.shape}, got {raw_scores.shape}."
-            )
+        raw_scores = self._check_scores(raw_scores)
         per_query = np.empty(self.n_queries)
         _cross_entropy_per_query(
             raw_scores, self._loss_target, self.offsets, self._active, per_query
         )
-        return _mean_over_active(per_query, self._active, self._query_weights)
+        return _mean_over_active(per_query, self._active, self.query_weights)

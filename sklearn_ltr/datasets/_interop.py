@@ -6,8 +6,6 @@ carries ``qid`` as a DataFrame column. These helpers convert between them and
 refuse inputs that would silently regroup rows.
 """
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import _safe_indexing
