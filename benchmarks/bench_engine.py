@@ -8,9 +8,18 @@ per tree g = raw - y, h = 1 (float32), grow, update raw scores from the leaf
 assignment. Runs alternate ours/LightGBM; the ratio uses the fastest run of
 each because the machine is shared.
 
+With ``--sample-weight`` both sides fit weighted least squares with random
+weights in [0.5, 1.5] (our side: g = w * (raw - y), h = w), so hessians are
+not constant and both libraries use their general histogram kernels, as
+ranking objectives do.
+
+Besides wall time, the process CPU time of each fit is printed: on a shared
+machine it is less sensitive to other processes than wall time.
+
 Usage::
 
     python benchmarks/bench_engine.py [--n-samples 600000] [--n-trees 200] [--repeats 3]
+                                      [--sample-weight]
 """
 
 import argparse
@@ -53,9 +62,10 @@ def make_data(n_samples, n_features, seed=0):
 
 
 def fit_ours(X, y, n_trees, learning_rate=0.1, num_leaves=31, min_samples_leaf=20,
-             max_bins=255, grower_out=None):
+             max_bins=255, grower_out=None, sample_weight=None):
     """Boost least-squares trees with our engine; return the ensemble and timings."""
     tic = time.perf_counter()
+    cpu = time.process_time()
     mapper = BinMapper(max_bins=max_bins, random_state=0).fit(X)
     X_binned = mapper.transform(X)
     t_bin = time.perf_counter() - tic
@@ -64,16 +74,22 @@ def fit_ours(X, y, n_trees, learning_rate=0.1, num_leaves=31, min_samples_leaf=2
         mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
         max_leaf_nodes=num_leaves, min_samples_leaf=min_samples_leaf,
         shrinkage=learning_rate)
-    baseline = float(np.mean(y))
+    baseline = float(np.average(y, weights=sample_weight))
     raw = np.full(X.shape[0], baseline)
     gradients = np.empty(X.shape[0], dtype=np.float32)
-    hessians = np.ones(X.shape[0], dtype=np.float32)
+    if sample_weight is None:
+        hessians = np.ones(X.shape[0], dtype=np.float32)
+    else:
+        hessians = sample_weight.astype(np.float32)
     trees = []
     t_grad = 0.0
     t_update = 0.0
     for _ in range(n_trees):
         t0 = time.perf_counter()
-        np.subtract(raw, y, out=gradients, casting="unsafe")
+        if sample_weight is None:
+            np.subtract(raw, y, out=gradients, casting="unsafe")
+        else:
+            np.multiply(raw - y, sample_weight, out=gradients, casting="unsafe")
         t1 = time.perf_counter()
         tree = grower.grow(gradients, hessians)
         t2 = time.perf_counter()
@@ -83,24 +99,26 @@ def fit_ours(X, y, n_trees, learning_rate=0.1, num_leaves=31, min_samples_leaf=2
         t_grad += t1 - t0
         trees.append(tree.nodes)
     total = time.perf_counter() - tic
+    cpu = time.process_time() - cpu
     if grower_out is not None:
         grower_out.append(grower)
-    stats = dict(total=total, binning=t_bin, gradients=t_grad, update=t_update,
+    stats = dict(total=total, cpu=cpu, binning=t_bin, gradients=t_grad, update=t_update,
                  grow=grower.time_total, histograms=grower.time_histograms,
                  find_split=grower.time_find_split, partition=grower.time_partition)
     return trees, baseline, raw, stats
 
 
-def fit_lightgbm(X, y, n_trees, force_col_wise):
+def fit_lightgbm(X, y, n_trees, force_col_wise, sample_weight=None):
     import lightgbm
 
     tic = time.perf_counter()
+    cpu = time.process_time()
     model = lightgbm.LGBMRegressor(
         n_estimators=n_trees, num_leaves=31, min_child_samples=20, max_bin=255,
         learning_rate=0.1, n_jobs=2, verbose=-1,
         force_col_wise=force_col_wise, force_row_wise=not force_col_wise)
-    model.fit(X, y)
-    return model, time.perf_counter() - tic
+    model.fit(X, y, sample_weight=sample_weight)
+    return model, time.perf_counter() - tic, time.process_time() - cpu
 
 
 def main():
@@ -110,6 +128,8 @@ def main():
     parser.add_argument("--n-trees", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-lightgbm", action="store_true")
+    parser.add_argument("--sample-weight", action="store_true",
+                        help="weighted least squares: non-constant hessians")
     args = parser.parse_args()
     numba.set_num_threads(2)
 
@@ -119,24 +139,28 @@ def main():
     predict_raw(*concatenate_trees(trees), Xs)
 
     X, y = make_data(args.n_samples, args.n_features)
+    w = None
+    if args.sample_weight:
+        w = np.random.default_rng(1).uniform(0.5, 1.5, size=len(y))
     print(f"data: {X.shape[0]} x {X.shape[1]}, {args.n_trees} trees, 31 leaves, "
-          f"2 threads")
+          f"2 threads, {'weighted' if w is not None else 'unweighted'} least squares")
     ours, theirs = [], {True: [], False: []}
     for rep in range(args.repeats):
-        trees, base, raw, st = fit_ours(X, y, args.n_trees)
+        trees, base, raw, st = fit_ours(X, y, args.n_trees, sample_weight=w)
         ours.append(st["total"])
-        mse = np.mean((raw - y) ** 2)
+        mse = np.average((raw - y) ** 2, weights=w)
         print(f"[{rep}] ours      {st['total']:7.2f}s  train mse {mse:.4f}  "
               + "  ".join(f"{k} {v:.2f}" for k, v in st.items() if k != "total"),
               flush=True)
         if args.no_lightgbm:
             continue
         for col_wise in (True, False):
-            model, t = fit_lightgbm(X, y, args.n_trees, col_wise)
+            model, t, cpu = fit_lightgbm(X, y, args.n_trees, col_wise, sample_weight=w)
             theirs[col_wise].append(t)
-            mse = np.mean((model.predict(X) - y) ** 2)
+            mse = np.average((model.predict(X) - y) ** 2, weights=w)
             name = "col-wise" if col_wise else "row-wise"
-            print(f"[{rep}] lightgbm {name} {t:7.2f}s  train mse {mse:.4f}", flush=True)
+            print(f"[{rep}] lightgbm {name} {t:7.2f}s  train mse {mse:.4f}  cpu {cpu:.2f}",
+                  flush=True)
     print(f"ours fastest: {min(ours):.2f}s")
     if not args.no_lightgbm:
         for col_wise in (True, False):

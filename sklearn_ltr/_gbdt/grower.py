@@ -21,7 +21,7 @@ from time import perf_counter
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
 
 from .common import G_H_DTYPE, NODE_DTYPE, X_BINNED_DTYPE
 from .histogram import (
@@ -131,6 +131,19 @@ class TreeGrower:
         A split is made only if its gain is strictly larger.
     shrinkage : float, default=1.0
         Multiplies every leaf value (the learning rate).
+
+    Attributes
+    ----------
+    time_histograms, time_find_split, time_partition, time_total : float
+        Seconds spent, summed over all :meth:`grow` calls, in building
+        histograms (gathers included), finding splits, partitioning rows,
+        and in :meth:`grow` overall (for verbose output and profiling).
+
+    Notes
+    -----
+    If every used row has the same hessian (least squares), the histograms
+    accumulate only gradients and counts, which is faster; this is detected
+    per tree, the caller does nothing.
     """
 
     def __init__(self, X_binned, n_bins_non_missing, has_missing_values,
@@ -258,6 +271,14 @@ class TreeGrower:
         tree : GrownTree
             The nodes and the leaf assignment of the rows in ``sample_indices``.
         """
+        # Parallel loops hand out one feature group at a time
+        # instead of equal halves up front: when the cores are shared, a
+        # descheduled thread then delays only its current piece of work.
+        # Results do not depend on the scheduling.
+        with parallel_chunksize(1):
+            return self._grow(gradients, hessians, sample_indices, feature_mask)
+
+    def _grow(self, gradients, hessians, sample_indices, feature_mask):
         tic_total = perf_counter()
         X = self.X_binned
         n_samples, n_features = X.shape
