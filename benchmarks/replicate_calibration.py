@@ -450,7 +450,7 @@ def _best(table, key, names, low=False):
     return (min if low else max)(vals, key=vals.get)
 
 
-def findings(mq, ex, ctr, mq_points, ok, diag):
+def findings(mq, ex, ctr, mq_points, ex_points, ok, diag):
     """The "What we find" paragraphs, worded from the numbers."""
     names = [r[0] for r in ROWS]
     cal = [n for n in names if not n.startswith("SoftmaxCE [")]
@@ -478,17 +478,20 @@ def findings(mq, ex, ctr, mq_points, ok, diag):
             f"(the paper: 16-61). NDCG differences between methods here are of the order of the spread "
             f"between {label} splits (std of RCR over splits {r['ndcg'].std(ddof=1):.4f})."
         )
-    front = frontier(mq_points)
-    fams = sorted({LABELS.get(c[0], c[0]) for c in front})
-    rcr_front = [c for c in front if c[0] == "RCR"]
-    lines.append(
-        "**Figure 1 (RCR dominates the Pareto frontier).** On MQ2008 the overall frontier (mean over folds) "
-        f"has {len(front)} points from: {', '.join(fams)}; RCR contributes {len(rcr_front)} "
-        f"({', '.join(_config_text(c) for c in rcr_front) or 'none'}). "
-        + ("This agrees with the paper's claim that RCR improves the frontier." if rcr_front and len(fams) == 1
-           else "RCR is on the frontier but does not dominate it alone." if rcr_front
-           else "This does not reproduce the paper's claim.")
-    )
+    parts = []
+    for label, points in (("MQ2008", mq_points), ("the LightGBM example", ex_points)):
+        front = frontier(points)
+        fams = sorted({LABELS.get(c[0], c[0]) for c in front})
+        rcr_front = [c for c in front if c[0] == "RCR"]
+        parts.append(
+            f"On {label} the overall frontier has {len(front)} points from {', '.join(fams)}; RCR contributes "
+            f"{len(rcr_front)} ({'; '.join(_config_text(c) for c in rcr_front) or 'none'}), "
+            + ("so RCR alone makes the frontier, as the paper claims." if rcr_front and len(fams) == 1
+               else "including the highest-NDCG end, but it does not dominate alone: other methods own the "
+               "low-LogLoss end." if rcr_front and max(front, key=lambda c: points[c][1])[0] == "RCR"
+               else "but it does not dominate alone." if rcr_front
+               else "which does not reproduce the paper's claim."))
+    lines.append("**Figure 1 (the paper: RCR dominates the Pareto frontier except on Web30K).** " + " ".join(parts))
     rc, sp = ctr["RCR"], ctr["SoftmaxCE-Platt"]
     win = int(np.sum(rc["ece"] < sp["ece"]))
     p_ece = _paired_p(rc["ece_q"], sp["ece_q"])
@@ -508,18 +511,26 @@ def findings(mq, ex, ctr, mq_points, ok, diag):
         "score's level; here the trees learn a fairly consistent level anyway, so the gap is small."
     )
     sig = mq["SigmoidCE"]["logloss"].mean()
+    soft = mq["SoftmaxCE-Platt"]["ndcg"].mean()
+
+    def verdict(t):
+        both = t["ndcg"].mean() >= soft - 0.005 and t["logloss"].mean() <= 1.02 * sig
+        return "both checks would hold" if both else "the checks would not both hold"
+
     tried = "; ".join(
         f"{name}: NDCG@10 {t['ndcg'].mean():.4f}, LogLoss {t['logloss'].mean():.4f} "
-        f"({t['logloss'].mean() / sig:.4f} x SigmoidCE's)" for name, t in diag.items())
+        f"({t['logloss'].mean() / sig:.4f} x SigmoidCE's), {verdict(t)}" for name, t in diag.items())
     lines.append(
         "**Acceptance (MQ2008).** " + ("Both checks hold with the paper's selection protocol."
                                       if ok else "At least one check fails with the paper's selection protocol.")
-        + f" Other ways of picking RCR (diagnostics table): {tried}."
+        + f" RCR selected on vali NDCG keeps {mq['RCR']['trees'].mean():.0f} trees on average against "
+        f"SigmoidCE's {mq['SigmoidCE']['trees'].mean():.0f} (stopped on vali LogLoss), so part of any LogLoss gap "
+        f"is the stopping rule, not the loss. What we tried (diagnostics table): {tried}."
     )
     return lines
 
 
-def write_report(path, args, mq, ex, ctr, diags, mq_res, ex_res, ctr_res, mq_points, elapsed, folds):
+def write_report(path, args, mq, ex, ctr, diags, mq_res, ex_res, ctr_res, mq_points, ex_points, elapsed, folds):
     acc_lines, ok = acceptance(mq)
     lrs, alphas = args.learning_rates, args.alphas
     lines = [
@@ -593,7 +604,7 @@ def write_report(path, args, mq, ex, ctr, diags, mq_res, ex_res, ctr_res, mq_poi
               f"Mean over {args.ctr_seeds} datasets.", ""]
     lines += main_table(ctr, with_true=True)
     lines += ["", "## What we find", ""]
-    for paragraph in findings(mq, ex, ctr, mq_points, ok, diags[0]):
+    for paragraph in findings(mq, ex, ctr, mq_points, ex_points, ok, diags[0]):
         lines += [paragraph, ""]
     lines += [
         "Caveats: MQ2008 has ~157 test queries per fold (about 110 with a relevant document) and ~19 documents "
@@ -663,7 +674,7 @@ def main(argv=None):
                 os.path.join(args.out, "calibration_pareto.png"))
     report = os.path.join(args.out, "calibration.md")
     acc_lines, ok = write_report(report, args, mq, ex, ctr, diags, mq_res, ex_res, ctr_res, mq_points,
-                                 time.perf_counter() - start, folds)
+                                 ex_points, time.perf_counter() - start, folds)
     print("\nMQ2008 Table 1:")
     print("\n".join(main_table(mq)))
     print("\nAcceptance:\n" + "\n".join(acc_lines))
