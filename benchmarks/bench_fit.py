@@ -142,6 +142,12 @@ def bench_size(n_queries, repeats, n_trees):
     row["fit_ratio"] = row["ours_s"] / row["lightgbm_s"]
     row["mem_ratio"] = row["ours_mb"] / max(row["lightgbm_mb"], 1e-9)
     row["predict_ratio"] = ours_rate / theirs_rate
+    print(
+        f"  fastest: ours {row['ours_s']:.2f} s, LightGBM {row['lightgbm_s']:.2f} s, ratio "
+        f"{row['fit_ratio']:.2f}; memory ratio {row['mem_ratio']:.2f}; predict ratio "
+        f"{row['predict_ratio']:.2f}",
+        flush=True,
+    )
     return row
 
 
