@@ -7,20 +7,12 @@ X_DTYPE = np.float64
 # Binned features: up to 255 value bins plus one bin for missing values.
 X_BINNED_DTYPE = np.uint8
 # Gradients and hessians. float32 halves the memory traffic of histogram
-# building; histogram sums are accumulated in float64 (HISTOGRAM_DTYPE).
+# building; histogram sums are accumulated in float64 (see histogram.py).
 G_H_DTYPE = np.float32
 # Labels and raw scores.
 Y_DTYPE = np.float64
 
 MAX_BINS = 255  # value bins at most; the missing-value bin comes on top
-
-HISTOGRAM_DTYPE = np.dtype(
-    [
-        ("sum_gradients", np.float64),
-        ("sum_hessians", np.float64),
-        ("count", np.uint32),
-    ]
-)
 
 # One record per tree node. A fitted tree is a flat array of these, so a
 # model is plain data: it pickles, and it can be written to JSON/npz.
