@@ -13,6 +13,11 @@ size before the fit) and its ratio, and prediction throughput (rows per second)
 and its ratio. Then the one-time JIT cost: the first fit of a small model in a
 fresh Python process with an empty numba cache, and again with the cache warm.
 
+Caveat: peak memory is measured inside this one process, so a fit can reuse
+heap pages that the previous fit freed but the allocator kept; at small sizes
+that understates whichever library runs second (LightGBM). Trust the largest
+size, or run each library in a process of its own (``/usr/bin/time -v``).
+
 Targets (issue 3): fit ratio <= 1.5 at 5,000 queries (goal < 1.0), memory
 ratio <= 1.5, prediction throughput ratio >= 0.5, warm-cache first fit < 3 s.
 
