@@ -19,6 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster
 from ._gbdt.common import X_DTYPE, Y_DTYPE
+from ._objectives import OBJECTIVES
 from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
 from .metrics import ndcg_score
 
@@ -344,8 +345,6 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                 n_features=X.shape[1],
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
-            self.train_score_ = np.zeros(0)
-            self.validation_score_ = np.zeros(0)
         self._booster.boost(
             X_binned,
             objective,
@@ -388,8 +387,6 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         )
 
     def _make_objective(self, y, offsets, sample_weight):
-        from ._objectives import OBJECTIVES
-
         objective_class = OBJECTIVES[self._objective_name]
         return objective_class(y, offsets, sample_weight, **self._objective_params())
 
