@@ -375,7 +375,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             rows = np.sort(rng.choice(rows, _BINNING_SUBSAMPLE, replace=False))
         # The subsample is drawn here, from query-ordered training rows, so that
         # permuting whole queries in the input gives the same thresholds.
-        return BinMapper(max_bins=self.max_bins, subsample=None).fit(X[rows])
+        return BinMapper(max_bins=self.max_bins, subsample=None).fit(X, sample_rows=rows)
 
     def _tree_params(self):
         return dict(

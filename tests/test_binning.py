@@ -122,6 +122,25 @@ def test_subsample_is_seeded_and_bounded():
         assert X.min() <= ta.min() and ta.max() <= X.max()
 
 
+def test_sample_rows_and_feature_blocks_give_the_thresholds_of_the_copied_rows(monkeypatch):
+    from sklearn_ltr._gbdt import binning
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((3000, 11))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    rows = np.sort(rng.choice(3000, 700, replace=False))
+    expected = BinMapper(max_bins=32, subsample=None).fit(X[rows])
+    # Blocks of 4 features (the minimum width) over 11 features: 4 + 4 + 3.
+    monkeypatch.setattr(binning, "_SORT_BLOCK_BYTES", 1)
+    got = BinMapper(max_bins=32, subsample=None).fit(X, sample_rows=rows)
+    for t_got, t_expected in zip(got.bin_thresholds_, expected.bin_thresholds_):
+        np.testing.assert_array_equal(t_got, t_expected)
+    np.testing.assert_array_equal(got.has_missing_values_, expected.has_missing_values_)
+    np.testing.assert_array_equal(got.transform(X), expected.transform(X))
+    with pytest.raises(ValueError, match="sample_rows"):
+        BinMapper().fit(X, sample_rows=np.array([0, 3000]))
+
+
 def test_invalid_parameters_and_inputs():
     X = np.ones((5, 2))
     with pytest.raises(ValueError, match="max_bins"):
