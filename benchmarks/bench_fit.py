@@ -8,15 +8,18 @@ without early stopping, in this one process. Fits alternate ours / LightGBM
 machines have sporadic slow runs.
 
 Printed per size: fit time of each and the ratio ours / LightGBM, peak memory
-added by each fit (resident set size sampled every few milliseconds, minus the
-size before the fit) and its ratio, and prediction throughput (rows per second)
+added by each fit and its ratio, and prediction throughput (rows per second)
 and its ratio. Then the one-time JIT cost: the first fit of a small model in a
 fresh Python process with an empty numba cache, and again with the cache warm.
 
-Caveat: peak memory is measured inside this one process, so a fit can reuse
-heap pages that the previous fit freed but the allocator kept; at small sizes
-that understates whichever library runs second (LightGBM). Trust the largest
-size, or run each library in a process of its own (``/usr/bin/time -v``).
+Peak memory is measured for each library in a Python process of its own: the
+data are written once to ``.npy`` files, the child imports its library, loads
+them, warms up, and reports its peak resident set size (``ru_maxrss``) minus
+its size just before the fit. Measuring both fits in one process would let the
+second reuse heap pages that the first freed but the allocator kept. The
+memory fits train ``min(--trees, 100)`` trees: the working set (binned data,
+histograms, gradients) is reached in the first iterations, and 500 trees of 31
+leaves add well under a megabyte of model.
 
 Targets (issue 3): fit ratio <= 1.5 at 5,000 queries (goal < 1.0), memory
 ratio <= 1.5, prediction throughput ratio >= 0.5, warm-cache first fit < 3 s.
@@ -26,10 +29,10 @@ Run: ``python benchmarks/bench_fit.py [--sizes 1000 5000 20000] [--repeats 3]``.
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numba
@@ -45,29 +48,6 @@ PARAMS = dict(leaves=31, min_leaf=20, bins=255, learning_rate=0.1, threads=2)
 def _rss_bytes():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-class PeakMemory:
-    """Peak resident memory added while the block runs, sampled by a thread."""
-
-    def __enter__(self):
-        self.start = _rss_bytes()
-        self.peak = self.start
-        self._running = True
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def _sample(self):
-        while self._running:
-            self.peak = max(self.peak, _rss_bytes())
-            time.sleep(0.002)
-
-    def __exit__(self, *exc):
-        self._running = False
-        self._thread.join()
-        self.peak = max(self.peak, _rss_bytes())
-        self.added = self.peak - self.start
 
 
 def make_ours(n_trees):
@@ -98,13 +78,35 @@ def fit_lightgbm(model, X, y, qid):
     return model.fit(X, y, group=np.unique(qid, return_counts=True)[1])
 
 
+LIBRARIES = {"ours": (make_ours, fit_ours), "lightgbm": (make_lightgbm, fit_lightgbm)}
+
+
 def _timed_fit(make, n_trees, fit, X, y, qid):
     model = make(n_trees)
-    with PeakMemory() as memory:
-        start = time.perf_counter()
-        fit(model, X, y, qid)
-        seconds = time.perf_counter() - start
-    return model, seconds, memory.added
+    start = time.perf_counter()
+    fit(model, X, y, qid)
+    return model, time.perf_counter() - start
+
+
+def _memory_child(library, data_dir, n_trees):
+    """Body of the child process: print the peak bytes one fit adds."""
+    make, fit = LIBRARIES[library]
+    X, y, qid = (np.load(os.path.join(data_dir, f"{name}.npy")) for name in ("X", "y", "qid"))
+    # Warm up on a few queries so that loading compiled code is not counted.
+    rows = qid < qid[min(len(qid) - 1, 2000)]
+    fit(make(2), X[rows], y[rows], qid[rows])
+    before = _rss_bytes()
+    fit(make(n_trees), X, y, qid)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    print(peak - before)
+
+
+def _peak_memory(library, data_dir, n_trees):
+    out = subprocess.run(
+        [sys.executable, __file__, "--memory-child", library, data_dir, str(n_trees)],
+        capture_output=True, text=True, check=True,
+    )
+    return int(out.stdout.strip().splitlines()[-1])
 
 
 def _predict_rate(model, X, repeats):
@@ -119,18 +121,24 @@ def _predict_rate(model, X, repeats):
 def bench_size(n_queries, repeats, n_trees):
     X, y, qid = make_ranking(n_queries=n_queries, random_state=0)
     print(f"\n{n_queries} queries: {X.shape[0]} rows x {X.shape[1]} features, {n_trees} trees", flush=True)
-    ours_times, theirs_times, ours_mem, theirs_mem = [], [], [], []
+    ours_times, theirs_times = [], []
     for repeat in range(repeats):
-        ours, seconds, memory = _timed_fit(make_ours, n_trees, fit_ours, X, y, qid)
+        ours, seconds = _timed_fit(make_ours, n_trees, fit_ours, X, y, qid)
         ours_times.append(seconds)
-        ours_mem.append(memory)
-        theirs, seconds, memory = _timed_fit(make_lightgbm, n_trees, fit_lightgbm, X, y, qid)
+        theirs, seconds = _timed_fit(make_lightgbm, n_trees, fit_lightgbm, X, y, qid)
         theirs_times.append(seconds)
-        theirs_mem.append(memory)
         print(
             f"  run {repeat + 1}: ours {ours_times[-1]:7.2f} s, LightGBM {theirs_times[-1]:7.2f} s",
             flush=True,
         )
+    with tempfile.TemporaryDirectory() as data_dir:
+        for name, array in (("X", X), ("y", y), ("qid", qid)):
+            np.save(os.path.join(data_dir, f"{name}.npy"), array)
+        memory_trees = min(n_trees, 100)
+        ours_mem = _peak_memory("ours", data_dir, memory_trees)
+        theirs_mem = _peak_memory("lightgbm", data_dir, memory_trees)
+    print(f"  peak memory added by a fit: ours {ours_mem / 2**20:.0f} MB, LightGBM {theirs_mem / 2**20:.0f} MB",
+          flush=True)
     X_predict = X[: min(X.shape[0], 200_000)]
     ours_rate = _predict_rate(ours, X_predict, 3)
     theirs_rate = _predict_rate(theirs, X_predict, 3)
@@ -139,8 +147,8 @@ def bench_size(n_queries, repeats, n_trees):
         rows=X.shape[0],
         ours_s=min(ours_times),
         lightgbm_s=min(theirs_times),
-        ours_mb=min(ours_mem) / 2**20,
-        lightgbm_mb=min(theirs_mem) / 2**20,
+        ours_mb=ours_mem / 2**20,
+        lightgbm_mb=theirs_mem / 2**20,
         ours_rate=ours_rate,
         lightgbm_rate=theirs_rate,
     )
@@ -181,6 +189,10 @@ def jit_cost():
 
 
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--memory-child":
+        numba.set_num_threads(PARAMS["threads"])
+        _memory_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000])
     parser.add_argument("--trees", type=int, default=N_TREES, help="trees per model (500 for the targets)")
