@@ -4,12 +4,14 @@
 from ._base import BaseObjective
 from .lambdarank import LambdaRankObjective
 from .listnet import ListNetObjective
+from .multi_objective import LambdaRankMultiObjective
 from .rcr import RCRObjective, SigmoidCEObjective, SigmoidSoftmaxCEObjective, SoftmaxCEObjective
 from .xendcg import XENDCGObjective
 
 # Objective name -> class; adding an objective is one module plus one line here.
 OBJECTIVES = {
     "lambdarank": LambdaRankObjective,
+    "lambdarank_multi": LambdaRankMultiObjective,
     "xendcg": XENDCGObjective,
     "listnet": ListNetObjective,
     "sigmoid": SigmoidCEObjective,
@@ -21,6 +23,7 @@ OBJECTIVES = {
 __all__ = [
     "OBJECTIVES",
     "BaseObjective",
+    "LambdaRankMultiObjective",
     "LambdaRankObjective",
     "ListNetObjective",
     "RCRObjective",
