@@ -20,6 +20,7 @@ from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster
 from ._gbdt.common import X_DTYPE, Y_DTYPE
 from ._objectives import OBJECTIVES
+from ._objectives.multi_objective import check_secondary_labels
 from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
 from .metrics import ndcg_score
 
@@ -283,7 +284,17 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self : object
             The fitted ranker.
         """
+        return self._fit(
+            X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val
+        )
+
+    def _fit(self, X, y, *, qid, sample_weight, X_val, y_val, qid_val, y_secondary=None):
+        """The body of ``fit``; ``y_secondary`` (per-row secondary labels in
+        [0, 1], only LambdaMARTRanker exposes them) reaches the objective in
+        the training rows' query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
+        if y_secondary is not None:
+            y_secondary = check_secondary_labels(y_secondary, X.shape[0])
         has_validation_set = X_val is not None
         if has_validation_set:
             X_val, y_val, qid_val = self._prepare_validation_data(X_val, y_val, qid_val)
@@ -337,7 +348,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             else:  # validation_fraction=None: stop on the training data itself
                 validation = (X_binned, y_train, train_offsets)
 
-        objective = self._make_objective(y_train, train_offsets, weight_train)
+        extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
+        objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
         if not warm:
             self._booster = Booster(
                 objective_name=objective.name,
@@ -386,9 +398,9 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             l2_regularization=self.l2_regularization,
         )
 
-    def _make_objective(self, y, offsets, sample_weight):
+    def _make_objective(self, y, offsets, sample_weight, **row_params):
         objective_class = OBJECTIVES[self._objective_name]
-        return objective_class(y, offsets, sample_weight, **self._objective_params())
+        return objective_class(y, offsets, sample_weight, **self._objective_params(), **row_params)
 
     # -- prediction -------------------------------------------------------
 

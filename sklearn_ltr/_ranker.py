@@ -3,9 +3,13 @@ parameters; the rest is in :class:`sklearn_ltr._base.BaseGBRanker`."""
 
 from numbers import Integral, Real
 
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseGBRanker
+
+# schedule_eta=None: the paper's sweep values (Svore et al., WWW 2011, section 6.2).
+_DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "linear": 0.01}
 
 __all__ = ["LambdaMARTRanker", "ListNetRanker", "XENDCGRanker"]
 
@@ -121,7 +125,24 @@ class LambdaMARTRanker(BaseGBRanker):
     "Burges, From RankNet to LambdaRank to LambdaMART: An Overview", and the
     account of LightGBM's implementation in ``seeds/001``; Svore, Volkovs and
     Burges, "Learning to Rank with Multiple Objective Functions", WWW 2011,
-    section 3). Leaf values are Newton steps.""",
+    section 3). Leaf values are Newton steps.
+
+    Options from Svore, Volkovs and Burges (WWW 2011), all off by default
+    (then the model is exactly plain LambdaMART):
+
+    - a second label source: ``fit(..., y_secondary=c)`` with ``c`` in
+      [0, 1] (e.g. click-through rates) and ``secondary_weight=w`` train on
+      ``(1 - w) lambda(L) + w lambda(C)`` (eq. 10), where ``lambda(C)`` only
+      orders documents with the same label by ``c``, weighted by
+      ``|delta CNDCG|`` (eq. 9, :func:`sklearn_ltr.metrics.cndcg_score`), and
+      ignores documents with ``c = 0``;
+    - an iteration-dependent blend ``(1 - w_m) lambda + w_m lambda(S)``
+      (eq. 12) with the local sigmoid cost ``O(S)`` (eqs. 13-16) and ``w_m``
+      growing from ``schedule_w0`` by ``lambda_schedule``;
+    - gradient-descent leaf values (section 5.3), required by the blend.
+
+    The exact formulas are in the docstring of the (private) objective
+    ``sklearn_ltr._objectives.multi_objective.LambdaRankMultiObjective``.""",
         """
     sigma : float, default=1.0
         Steepness of the pairwise sigmoid.
@@ -130,18 +151,56 @@ class LambdaMARTRanker(BaseGBRanker):
         in the top ``truncation_level`` positions contribute, as LightGBM's
         ``lambdarank_truncation_level``.
     normalize_lambdas : bool, default=True
-        Normalise each query's lambdas as LightGBM's ``lambdarank_norm``.""",
+        Normalise each query's lambdas as LightGBM's ``lambdarank_norm``.
+    secondary_weight : float in [0, 1], default=0.0
+        Weight ``w`` of the secondary-label lambdas ``lambda(C)`` (eq. 10);
+        needs ``y_secondary`` in ``fit`` when positive. ``lambda(C)`` uses
+        the same ``sigma``, ``truncation_level`` and normalisation as the
+        primary lambdas.
+    lambda_schedule : {"exponential", "linear"} or None, default=None
+        Turns on the iteration-dependent blend (eq. 12): tree ``m`` uses
+        ``w_m = min(1, w_{m-1} + exp(-schedule_eta / m))`` ("exponential") or
+        ``w_m = min(1, w_{m-1} + schedule_eta)`` ("linear"), ``w_0 =
+        schedule_w0``. Needs ``leaf_estimation="gradient"``.
+    schedule_w0 : float in [0, 1], default=0.25
+        Starting weight ``w_0`` of ``lambda(S)``.
+    schedule_eta : float or None, default=None
+        Rate ``eta`` of the schedule. None uses 100 for "exponential" and
+        0.01 for "linear" (from the paper's sweeps for 1000 trees; ``w_m``
+        reaches 1 from ``w_0 = 0.25`` at tree 39 and 75 respectively).
+    sigmoid_mu : float, default=0.0
+        Centre ``mu`` of the sigmoid cost ``O(S) = 1 / (1 + exp(s_h - s_l +
+        mu))`` (eq. 13).
+    sigmoid_truncation : int or None, default=None
+        Truncation ``T`` of ``|delta NDCG@T|`` in ``lambda(S)`` (eq. 16,
+        ``lambda(S@T)``); None means untruncated (eq. 15).
+    leaf_estimation : {"newton", "gradient"}, default="newton"
+        "newton": leaf values ``-sum(g) / sum(h)``. "gradient": each
+        query's lambdas are divided by their standard deviation and the
+        hessians set to the sample weights, so a leaf's value is the mean of
+        its lambdas times ``learning_rate`` (divided by ``n + l2`` rather
+        than ``n`` with ``l2_regularization``), splits minimise the squared
+        error of MART, and ``min_hessian_to_split`` counts rows.""",
         "LambdaMARTRanker",
     )
-
-    _objective_name = "lambdarank"
 
     _parameter_constraints = {
         **BaseGBRanker._parameter_constraints,
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "truncation_level": [Interval(Integral, 1, None, closed="left")],
         "normalize_lambdas": ["boolean"],
+        "secondary_weight": [Interval(Real, 0, 1, closed="both")],
+        "lambda_schedule": [StrOptions({"exponential", "linear"}), None],
+        "schedule_w0": [Interval(Real, 0, 1, closed="both")],
+        "schedule_eta": [Interval(Real, 0, None, closed="neither"), None],
+        "sigmoid_mu": [Interval(Real, None, None, closed="neither")],
+        "sigmoid_truncation": [Interval(Integral, 1, None, closed="left"), None],
+        "leaf_estimation": [StrOptions({"newton", "gradient"})],
     }
+
+    # Routed like qid: with metadata routing on, GridSearchCV and
+    # cross_validate pass y_secondary=... to fit without set_fit_request.
+    __metadata_request__fit = {"y_secondary": True}
 
     def __init__(
         self,
@@ -149,6 +208,13 @@ class LambdaMARTRanker(BaseGBRanker):
         sigma=1.0,
         truncation_level=30,
         normalize_lambdas=True,
+        secondary_weight=0.0,
+        lambda_schedule=None,
+        schedule_w0=0.25,
+        schedule_eta=None,
+        sigmoid_mu=0.0,
+        sigmoid_truncation=None,
+        leaf_estimation="newton",
         n_estimators=100,
         learning_rate=0.1,
         max_leaf_nodes=31,
@@ -191,13 +257,100 @@ class LambdaMARTRanker(BaseGBRanker):
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize_lambdas = normalize_lambdas
+        self.secondary_weight = secondary_weight
+        self.lambda_schedule = lambda_schedule
+        self.schedule_w0 = schedule_w0
+        self.schedule_eta = schedule_eta
+        self.sigmoid_mu = sigmoid_mu
+        self.sigmoid_truncation = sigmoid_truncation
+        self.leaf_estimation = leaf_estimation
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X, y, *, qid=None, sample_weight=None, y_secondary=None, X_val=None, y_val=None,
+        qid_val=None,
+    ):
+        """Fit the ranker.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training rows. NaN marks a missing value. A DataFrame may carry the
+            query ids in a ``"qid"`` column, which is never used as a feature.
+        y : array-like of shape (n_samples,)
+            Graded, non-negative relevance labels.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, of any comparable type. Rows need not be
+            sorted or contiguous. If None (and no ``"qid"`` column), all rows
+            form one query.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights; they scale each row's gradient and hessian.
+        y_secondary : array-like of shape (n_samples,), default=None
+            Secondary labels in [0, 1], one per row (e.g. click-through
+            rates), used by ``lambda(C)`` when ``secondary_weight > 0`` and
+            ignored otherwise. Requested through metadata routing like
+            ``qid``.
+        X_val, y_val, qid_val : default=None
+            A validation set for early stopping (on NDCG of ``y_val``). If not
+            given and early stopping is on, ``validation_fraction`` of the
+            queries is held out.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        if self.secondary_weight > 0 and y_secondary is None:
+            raise ValueError(
+                f"secondary_weight={self.secondary_weight} needs secondary labels: pass "
+                "fit(..., y_secondary=...) with one value in [0, 1] per row, or set "
+                "secondary_weight=0."
+            )
+        return self._fit(
+            X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
+            y_secondary=y_secondary,
+        )
+
+    def _is_plain(self):
+        """True when no multiple-objective option is on: plain LambdaMART."""
+        return (
+            self.secondary_weight == 0
+            and self.lambda_schedule is None
+            and self.leaf_estimation == "newton"
+        )
+
+    @property
+    def _objective_name(self):
+        return "lambdarank" if self._is_plain() else "lambdarank_multi"
 
     def _objective_params(self):
-        return dict(
+        params = dict(
             sigma=self.sigma,
             truncation_level=self.truncation_level,
             normalize_lambdas=self.normalize_lambdas,
         )
+        if not self._is_plain():
+            eta = self.schedule_eta
+            if eta is None and self.lambda_schedule is not None:
+                eta = _DEFAULT_SCHEDULE_ETA[self.lambda_schedule]
+            params.update(
+                secondary_weight=self.secondary_weight,
+                lambda_schedule=self.lambda_schedule,
+                schedule_w0=self.schedule_w0,
+                schedule_eta=eta,
+                sigmoid_mu=self.sigmoid_mu,
+                sigmoid_truncation=self.sigmoid_truncation,
+                leaf_estimation=self.leaf_estimation,
+            )
+        return params
+
+    def _make_objective(self, y, offsets, sample_weight, y_secondary=None):
+        # Secondary labels are checked whenever given, but only lambda(C) reads
+        # them; with secondary_weight=0 the objective never sees them.
+        row_params = {}
+        if y_secondary is not None and self.secondary_weight > 0:
+            row_params["y_secondary"] = y_secondary
+        return super()._make_objective(y, offsets, sample_weight, **row_params)
 
 
 class XENDCGRanker(BaseGBRanker):

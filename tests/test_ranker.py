@@ -227,3 +227,176 @@ def test_validation_set_needs_labels(ranker_class, data):
     X, y, qid = data
     with pytest.raises(ValueError, match="y_val"):
         _ranker(ranker_class).fit(X, y, qid=qid, X_val=X)
+
+
+# -- LambdaMARTRanker's multiple-objective options (Svore et al., WWW 2011) ----
+
+
+@pytest.fixture(scope="module")
+def click_data(graded_data):
+    """Graded data plus secondary labels in [0, 1], a third of them zero."""
+    X, y, qid = graded_data
+    rng = np.random.default_rng(5)
+    clicks = np.round(rng.uniform(size=len(y)), 2) * (rng.random(len(y)) > 0.3)
+    return X, y, qid, clicks
+
+
+def _lambdamart(**params):
+    base = dict(n_estimators=15, max_leaf_nodes=15, min_samples_leaf=5, random_state=0,
+                early_stopping=False)
+    base.update(params)
+    return LambdaMARTRanker(**base)
+
+
+@pytest.mark.parametrize("params", [{}, {"subsample": 0.7, "early_stopping": True}])
+def test_lambdamart_secondary_weight_zero_is_plain_lambdamart(click_data, params):
+    X, y, qid, clicks = click_data
+    plain = _lambdamart(**params).fit(X, y, qid=qid)
+    with_clicks = _lambdamart(secondary_weight=0.0, **params).fit(X, y, qid=qid, y_secondary=clicks)
+    _assert_same_trees(plain, with_clicks)
+    np.testing.assert_array_equal(plain.predict(X), with_clicks.predict(X))
+    assert with_clicks.objective_ == "lambdarank"
+
+
+def test_lambdamart_secondary_labels_raise_training_cndcg(click_data):
+    from sklearn_ltr.metrics import cndcg_score
+
+    X, y, qid, clicks = click_data
+    plain = _lambdamart().fit(X, y, qid=qid)
+    tiered = _lambdamart(secondary_weight=0.5).fit(X, y, qid=qid, y_secondary=clicks)
+    assert tiered.objective_ == "lambdarank_multi"
+    assert cndcg_score(clicks, tiered.predict(X), qid=qid) > cndcg_score(
+        clicks, plain.predict(X), qid=qid
+    ) + 0.02
+
+
+def test_lambdamart_y_secondary_is_reordered_with_the_queries(click_data):
+    X, y, qid, clicks = click_data
+    perm = np.random.default_rng(2).permutation(len(y))
+    # Keep each query's rows in their relative order (ties may depend on it).
+    for q in np.unique(qid):
+        members = np.flatnonzero(qid[perm] == q)
+        perm[members] = np.sort(perm[members])
+    params = dict(secondary_weight=0.4, subsample=0.8, early_stopping=True)
+    a = _lambdamart(**params).fit(X, y, qid=qid, y_secondary=clicks)
+    b = _lambdamart(**params).fit(X[perm], y[perm], qid=qid[perm], y_secondary=clicks[perm])
+    _assert_same_trees(a, b)
+
+
+@pytest.mark.parametrize("schedule", ["linear", "exponential"])
+def test_lambdamart_warm_start_continues_the_schedule(click_data, schedule):
+    X, y, qid, clicks = click_data
+    params = dict(lambda_schedule=schedule, schedule_w0=0.1, leaf_estimation="gradient",
+                  schedule_eta=0.05 if schedule == "linear" else 8.0, secondary_weight=0.2)
+    full = _lambdamart(n_estimators=20, **params).fit(X, y, qid=qid, y_secondary=clicks)
+    warm = _lambdamart(n_estimators=10, warm_start=True, **params)
+    warm.fit(X, y, qid=qid, y_secondary=clicks)
+    warm.set_params(n_estimators=20).fit(X, y, qid=qid, y_secondary=clicks)
+    _assert_same_trees(full, warm)
+
+
+def test_lambdamart_booster_passes_tree_indices_to_the_objective(click_data, monkeypatch):
+    from sklearn_ltr._objectives import LambdaRankMultiObjective
+
+    X, y, qid, _ = click_data
+    seen = []
+    original = LambdaRankMultiObjective.set_iteration
+
+    def spy(self, iteration):
+        seen.append(iteration)
+        original(self, iteration)
+
+    monkeypatch.setattr(LambdaRankMultiObjective, "set_iteration", spy)
+    ranker = _lambdamart(n_estimators=4, warm_start=True, lambda_schedule="linear",
+                         leaf_estimation="gradient")
+    ranker.fit(X, y, qid=qid)
+    ranker.set_params(n_estimators=7).fit(X, y, qid=qid)
+    assert seen == [0, 1, 2, 3, 4, 5, 6]
+
+
+def test_lambdamart_gradient_leaves_are_mean_normalised_lambdas():
+    from sklearn_ltr._objectives import LambdaRankObjective
+
+    X, y, qid = make_ranking(n_queries=25, docs_per_query=20, n_features=5, random_state=4)
+    assert np.all(np.diff(qid) >= 0)  # rows already in query order
+    lr = 0.3
+    ranker = _lambdamart(n_estimators=1, learning_rate=lr, max_leaf_nodes=6,
+                         leaf_estimation="gradient").fit(X, y, qid=qid)
+    # The first tree sees the plain lambdas at score 0, each query's divided
+    # by its standard deviation.
+    offsets = np.concatenate([[0], np.flatnonzero(np.diff(qid)) + 1, [len(qid)]])
+    grad = np.empty(len(y), dtype=np.float32)
+    LambdaRankObjective(y, offsets).gradient_hessian(np.zeros(len(y)), grad, grad.copy())
+    lam = -grad.astype(np.float64)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        if lam[a:b].std() > 0:
+            lam[a:b] /= lam[a:b].std()
+    pred = ranker.predict(X)
+    leaves = np.unique(pred)
+    assert len(leaves) == 6
+    for value in leaves:
+        rows = pred == value
+        assert value == pytest.approx(lr * lam[rows].mean(), rel=1e-5)
+
+
+def test_lambdamart_newton_and_gradient_leaves_differ(click_data):
+    X, y, qid, _ = click_data
+    newton = _lambdamart().fit(X, y, qid=qid)
+    gradient = _lambdamart(leaf_estimation="gradient").fit(X, y, qid=qid)
+    assert gradient.objective_ == "lambdarank_multi"
+    assert not np.allclose(newton.predict(X), gradient.predict(X))
+
+
+def test_lambdamart_grid_search_routes_y_secondary(click_data):
+    import sklearn
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from sklearn_ltr.metrics import ndcg_scorer
+
+    X, y, qid, clicks = click_data
+    model = _lambdamart(n_estimators=5)
+    grid = {"secondary_weight": [0.0, 0.5]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(model, grid, scoring=ndcg_scorer(10), cv=GroupKFold(3))
+        search.fit(X, y, qid=qid, groups=qid, y_secondary=clicks)
+        # y_secondary is requested but optional: without it w = 0 still fits.
+        GridSearchCV(model, {"secondary_weight": [0.0]}, scoring=ndcg_scorer(10),
+                     cv=GroupKFold(3)).fit(X, y, qid=qid, groups=qid)
+    for i, w in enumerate(grid["secondary_weight"]):
+        for f, (train, test) in enumerate(GroupKFold(3).split(X, y, groups=qid)):
+            fitted = clone(model).set_params(secondary_weight=w).fit(
+                X[train], y[train], qid=qid[train], y_secondary=clicks[train]
+            )
+            expected = ndcg_score(y[test], fitted.predict(X[test]), qid=qid[test], k=10)
+            assert search.cv_results_[f"split{f}_test_score"][i] == pytest.approx(expected, rel=1e-12)
+    # The two weights give different models, so routing did reach fit.
+    assert search.cv_results_["mean_test_score"][0] != search.cv_results_["mean_test_score"][1]
+
+
+@pytest.mark.parametrize(
+    "params, fit_secondary, match",
+    [
+        (dict(secondary_weight=0.5), None, "needs secondary labels"),
+        (dict(secondary_weight=0.5), "short", r"y_secondary must have shape"),
+        (dict(secondary_weight=0.5), "nan", "y_secondary contains NaN"),
+        (dict(secondary_weight=0.5), "big", r"y_secondary must lie in \[0, 1\]"),
+        (dict(), "big", r"y_secondary must lie in \[0, 1\]"),  # checked even when unused
+        (dict(lambda_schedule="linear"), None, "leaf_estimation='gradient'"),
+        (dict(secondary_weight=1.5), None, "secondary_weight"),
+        (dict(lambda_schedule="cosine"), None, "lambda_schedule"),
+        (dict(schedule_eta=0.0), None, "schedule_eta"),
+        (dict(sigmoid_truncation=0), None, "sigmoid_truncation"),
+        (dict(leaf_estimation="exact"), None, "leaf_estimation"),
+    ],
+)
+def test_lambdamart_multi_objective_errors(click_data, params, fit_secondary, match):
+    X, y, qid, clicks = click_data
+    secondary = {
+        None: None,
+        "short": clicks[:-1],
+        "nan": np.where(np.arange(len(y)) == 4, np.nan, clicks),
+        "big": clicks + 1.0,
+    }[fit_secondary]
+    with pytest.raises(ValueError, match=match):
+        _lambdamart(**params).fit(X, y, qid=qid, y_secondary=secondary)

@@ -119,7 +119,9 @@ class Booster:
         X_binned : ndarray of uint8, shape (n_samples, n_features)
             Training rows, binned, grouped by query.
         objective : BaseObjective
-            Gives gradients and hessians of the training rows.
+            Gives gradients and hessians of the training rows. If it has a
+            ``set_iteration(m)`` method, it is called with the index of each
+            tree before its gradients are computed.
         n_iterations : int
             Total number of trees wanted, counting those already fitted.
         bin_mapper : BinMapper
@@ -189,9 +191,15 @@ class Booster:
         )
         start_time = time.perf_counter()
         first_iteration = self.n_trees
+        # Iteration-dependent objectives (the lambda schedules of Svore et al.,
+        # WWW 2011) are told the index of the tree being grown; counting the
+        # trees kept from a warm start makes the schedule continue, not restart.
+        set_iteration = getattr(objective, "set_iteration", None)
 
         for iteration in range(first_iteration, n_iterations):
             rng = np.random.default_rng([random_seed, 2, iteration])
+            if set_iteration is not None:
+                set_iteration(iteration)
             objective.prepare_iteration(rng)
             objective.gradient_hessian(raw, gradients, hessians)
 
