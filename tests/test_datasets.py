@@ -187,12 +187,12 @@ def test_query_file_must_agree_with_qid():
 
 
 def test_lines_without_qid_among_lines_with_qid_raise():
-    with pytest.raises(ValueError, match="1 of 3 data lines have no 'qid:'.*line 2"):
+    with pytest.raises(ValueError, match="line 2: no 'qid:' entry.*1 of 3 data lines"):
         load_svmlight_ranking(io.BytesIO(b"1 qid:1 1:2\n0 2:1\n1 qid:2 1:1\n"))
 
 
 def test_non_integer_qid_raises():
-    with pytest.raises(ValueError, match="line 2 has qid 'x7'"):
+    with pytest.raises(ValueError, match="line 2: qid 'x7' is not an integer"):
         load_svmlight_ranking(io.BytesIO(b"1 qid:1 1:2\n0 qid:x7 2:1\n"))
 
 

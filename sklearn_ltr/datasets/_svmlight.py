@@ -36,44 +36,211 @@ def _open_binary(path):
     return open(path, "rb")
 
 
-class _QidRecorder:
-    """File-like wrapper that records the ``qid:`` token of each data line.
+# Without n_features, a feature index above this is taken for a corrupt line
+# rather than a real feature: no ranker can fit that many features anyway (bin
+# thresholds alone would take over 30 GB), and a stray large index would
+# silently widen every matrix. Data that really has more features passes
+# n_features explicitly.
+_MAX_INFERRED_N_FEATURES = 2**24
+# scikit-learn's parser stores indices in a C int.
+_MAX_PARSER_INDEX = 2**31 - 1
+# A digit string of at most this many digits always fits in int64.
+_INT64_SAFE_DIGITS = 18
+_INT64 = np.iinfo(np.int64)
 
-    scikit-learn's parser only iterates over the lines of a file object that
-    has a ``read`` attribute; this wrapper hands it the lines unchanged (text
-    lines are encoded, so text-mode files work too) and keeps, per data line,
-    the raw qid value or ``None`` when the line has no qid.
+
+class _MalformedLine(ValueError):
+    """A problem found while reading; the message is final (names file and line)."""
+
+
+def _parse_int(token):
+    """Integer value of a token, or None. Python's int() would also accept
+    underscores ("1_0" is 10), which no svmlight writer produces."""
+    if b"_" in token:
+        return None
+    try:
+        return int(token)
+    except ValueError:
+        return None
+
+
+def _parse_float(token):
+    """Float value of a token, or None (no underscores, as for _parse_int)."""
+    if b"_" in token:
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _show(token):
+    text = token.decode("ascii", "backslashreplace")
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _line_problem(data, zero_based):
+    """The first problem of a data line, in reading order, or None.
+
+    Parameters
+    ----------
+    data : bytes
+        The line up to its first ``#``.
+    zero_based : bool or "auto"
+        Whether index 0 is allowed (it is unless False).
+
+    Returns
+    -------
+    problem : str or None
+        What is wrong, in words; None if the line is well formed.
+    """
+    position = next((i for i, b in enumerate(data) if b >= 0x80 or b == 0), None)
+    if position is not None:
+        if data[position] == 0:
+            return f"NUL byte at column {position + 1}"
+        return (
+            f"byte 0x{data[position]:02x} at column {position + 1} is not ASCII; "
+            "svmlight data is ASCII text (anything after '#' is ignored)"
+        )
+    tokens = data.split()
+    if not tokens:
+        return None
+    label = tokens[0]
+    if b":" in label:
+        return f"the label is missing: the line starts with {_show(label)}"
+    value = _parse_float(label)
+    if value is None:
+        return f"label {_show(label)} is not a number"
+    if not np.isfinite(value):
+        return f"label {_show(label)} is not a finite number"
+    features = tokens[1:]
+    if features and features[0].startswith(b"qid"):
+        qid_problem = _qid_problem(features[0])
+        if qid_problem:
+            return qid_problem
+        features = features[1:]
+    previous = -1
+    for token in features:
+        if token.startswith(b"qid"):
+            return f"{_show(token)} comes after a feature; 'qid:' must follow the label"
+        index_text, colon, value_text = token.partition(b":")
+        if not colon:
+            return f"{_show(token)} is not an 'index:value' pair"
+        index = _parse_int(index_text)
+        if index is None:
+            return f"feature index {_show(index_text)} is not an integer"
+        if index < 0:
+            return f"feature index {index} is negative"
+        if index == 0 and zero_based is False:
+            return "feature index 0 with zero_based=False (indices start at 1)"
+        if index > _MAX_PARSER_INDEX:
+            return f"feature index {index} is too large (the limit is {_MAX_PARSER_INDEX})"
+        if index == previous:
+            return f"feature index {index} appears twice"
+        if index < previous:
+            return (
+                f"feature index {index} comes after index {previous}; indices must "
+                "increase along a line"
+            )
+        if _parse_float(value_text) is None:
+            return f"value {_show(value_text)} of feature {index} is not a number"
+        previous = index
+    return None
+
+
+def _qid_problem(token):
+    if not token.startswith(b"qid:"):
+        return f"{_show(token)} is not a 'qid:<integer>' entry"
+    value = _parse_int(token[4:])
+    if value is None:
+        return f"qid {_show(token[4:])} is not an integer"
+    if not _INT64.min <= value <= _INT64.max:
+        return f"qid {value} does not fit in a 64-bit integer"
+    return None
+
+
+class _LineRecorder:
+    """File-like wrapper that watches the lines scikit-learn's parser reads.
+
+    The parser only iterates over a file object with a ``read`` attribute;
+    this wrapper hands it the lines unchanged (text lines are encoded, so
+    text-mode files work too) and on the way
+
+    - keeps each data line's ``qid:`` token (``None`` if it has none);
+    - remembers the file line numbers of blank and comment-only lines, to
+      turn a data row back into a file line in error messages;
+    - raises on what the parser would silently accept: a malformed ``qid:``
+      (the parser skips it unread) and underscores in numbers (``int`` and
+      ``float`` take ``"1_0"`` for 10);
+    - remembers the current line, which is the culprit if the parser raises.
     """
 
-    def __init__(self, fh, name):
+    def __init__(self, fh, name, zero_based):
         self._fh = fh
         self.name = name
+        self.zero_based = zero_based
         self.qids = []
+        self.skipped = []
         self.lineno = 0
+        self.line = b""
         self.started = False
         self.finished = False
 
     def read(self, *args):  # pragma: no cover - sklearn only iterates
         raise io.UnsupportedOperation("read")
 
+    def error(self, lineno, problem):
+        return _MalformedLine(f"{self.name}, line {lineno}: {problem}.")
+
     def __iter__(self):
         self.started = True
         append = self.qids.append
-        for line in self._fh:
-            self.lineno += 1
-            if isinstance(line, str):
-                line = line.encode("utf-8")
-            parts = line.split(None, 2)
-            if parts and b"#" in line:
+        lineno = 0
+        try:
+            for line in self._fh:
+                lineno += 1
+                if isinstance(line, str):
+                    line = line.encode("utf-8")
+                self.lineno, self.line = lineno, line
                 # Same rule as the parser: everything after '#' is a comment.
-                parts = line.split(b"#", 1)[0].split(None, 2)
-            if parts:
-                if len(parts) > 1 and parts[1].startswith(b"qid"):
-                    append(parts[1].partition(b":")[2])
+                data = line.split(b"#", 1)[0] if b"#" in line else line
+                parts = data.split(None, 2)
+                if not parts:
+                    self.skipped.append(lineno)
+                elif b"_" in data:
+                    raise self.error(lineno, _line_problem(data, self.zero_based)
+                                     or "underscores are not allowed in numbers")
+                elif len(parts) > 1 and parts[1].startswith(b"qid"):
+                    q = parts[1][4:]
+                    if parts[1][3:4] != b":" or not q.isdigit() or len(q) > _INT64_SAFE_DIGITS:
+                        problem = _line_problem(data, self.zero_based) or _qid_problem(parts[1])
+                        if problem:
+                            raise self.error(lineno, problem)
+                        q = str(int(q)).encode()  # "+7", "-3": canonical digits
+                    append(q)
                 else:
                     append(None)
-            yield line
+                yield line
+        except UnicodeDecodeError as exc:
+            # A text-mode file decodes a whole chunk before handing out its
+            # lines: the bad line is the one being read plus the line ends
+            # that precede the bad byte in the chunk.
+            chunk = exc.object if isinstance(exc.object, bytes) else b""
+            raise self.error(
+                lineno + 1 + chunk[: exc.start].count(b"\n"),
+                f"the text is not valid {exc.encoding} ({exc.reason}); open the file in "
+                "binary mode or with its encoding",
+            ) from None
         self.finished = True
+
+    def file_line(self, row):
+        """File line number of data row ``row`` (0-based)."""
+        line = row + 1
+        for s in self.skipped:  # sorted; every skipped line at or before shifts it
+            if s > line:
+                break
+            line += 1
+        return line
 
 
 def _source_name(f):
@@ -129,17 +296,11 @@ def _qid_for(recorder, n_rows, query_file):
     if missing:
         first = next(i for i, q in enumerate(qids) if q is None)
         raise ValueError(
-            f"{name}: {missing} of {n_rows} data lines have no 'qid:' entry (the first "
-            f"is data line {first + 1}); every line needs one."
+            f"{name}, line {recorder.file_line(first)}: no 'qid:' entry, but other lines "
+            f"have one ({missing} of {n_rows} data lines have none); every line needs one."
         )
-    try:
-        qid = np.array(qids, dtype=np.int64)
-    except (ValueError, TypeError, OverflowError):
-        bad = next(i for i, q in enumerate(qids) if not q.strip().lstrip(b"+-").isdigit())
-        raise ValueError(
-            f"{name}: data line {bad + 1} has qid {qids[bad].decode(errors='replace')!r}, "
-            "which is not an integer."
-        ) from None
+    # Every token was checked while reading: digits that fit, or canonicalised.
+    qid = np.array(qids, dtype=np.int64)
     if query_file is not None:
         try:
             agree = np.array_equal(group_sizes(qid), sizes)
@@ -151,6 +312,50 @@ def _qid_for(recorder, n_rows, query_file):
                 f"{_source_name(query_file)}; pass only one of them."
             )
     return qid
+
+
+def _first_bad_row(X, y, shift, limit, n_features, zero_based):
+    """(row, problem) of the first row whose label or indices are invalid, or None.
+
+    ``X`` holds the indices as written in the file (not yet shifted).
+    """
+    found = []
+    bad_label = np.flatnonzero(~np.isfinite(y))
+    if bad_label.size:
+        found.append((bad_label[0], f"label {y[bad_label[0]]} is not a finite number"))
+    if X.nnz:
+        indptr, indices = X.indptr, X.indices
+        if zero_based is False:
+            zero = np.flatnonzero(indices == 0)
+            if zero.size:
+                found.append((
+                    np.searchsorted(indptr, zero[0], side="right") - 1,
+                    "feature index 0 with zero_based=False (indices start at 1)",
+                ))
+        over = np.flatnonzero(indices - shift >= limit)
+        if over.size:
+            index = int(indices[over[0]])
+            if n_features is None:
+                problem = (
+                    f"feature index {index} is larger than any real feature count "
+                    f"(the limit without n_features is {_MAX_INFERRED_N_FEATURES}); pass "
+                    "n_features= if the data really has that many features"
+                )
+            else:
+                problem = f"feature index {index} does not fit in n_features={n_features}"
+            found.append((np.searchsorted(indptr, over[0], side="right") - 1, problem))
+    return min(found, key=lambda rp: rp[0]) if found else None
+
+
+def _check_options(n_features, zero_based):
+    if n_features is not None and not (
+        isinstance(n_features, (int, np.integer))
+        and not isinstance(n_features, bool)
+        and n_features >= 1
+    ):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}.")
+    if not (zero_based is True or zero_based is False or zero_based == "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
 
 
 def load_svmlight_ranking_files(
@@ -173,7 +378,8 @@ def load_svmlight_ranking_files(
         Paths (``.gz`` and ``.bz2`` are decompressed by extension) or open
         file objects (binary or text mode).
     n_features : int, default=None
-        Number of columns. Default: the largest feature index found.
+        Number of columns. Default: the largest feature index found, which
+        must then be at most 2**24 (a larger one is taken for corruption).
     dtype : numpy dtype, default=np.float64
         Dtype of ``X``.
     zero_based : bool or "auto", default="auto"
@@ -193,8 +399,13 @@ def load_svmlight_ranking_files(
     Raises
     ------
     ValueError
-        If a file cannot be parsed (the message names it), has lines with and
-        without ``qid:``, or has no ``qid:`` and no query file.
+        If a line is malformed; the message names the file, the line number
+        and the problem. A data line is ``label [qid:Q] idx:val ...``: the
+        label a finite number, ``Q`` a 64-bit integer, indices non-negative
+        integers (positive unless zero-based) strictly increasing along the
+        line, values numbers (NaN and inf allowed; NaN means missing), ASCII
+        throughout. Also if some lines have ``qid:`` and others not, or no
+        line has one and no query file is given.
 
     Examples
     --------
@@ -210,6 +421,7 @@ def load_svmlight_ranking_files(
         raise ValueError(
             "files must be a list of files; use load_svmlight_ranking for one file."
         )
+    _check_options(n_features, zero_based)
     files = list(files)
     if query_files is None:
         query_files = [None] * len(files)
@@ -232,27 +444,44 @@ def load_svmlight_ranking_files(
                 raise ValueError(
                     f"files must hold paths or file objects; got {type(f).__name__}."
                 )
-            recorders.append(_QidRecorder(fh, name))
+            recorders.append(_LineRecorder(fh, name, zero_based))
         try:
-            parsed = load_svmlight_files(
-                recorders,
-                n_features=n_features,
-                dtype=dtype,
-                zero_based=zero_based,
-                query_id=False,
-            )
-        except (ValueError, EOFError, OSError) as exc:
+            # Indices are read as written (zero_based=True, no n_features) and
+            # checked and shifted below, where a bad one can be traced to its line.
+            parsed = load_svmlight_files(recorders, dtype=dtype, zero_based=True, query_id=False)
+        except _MalformedLine as exc:
+            raise ValueError(str(exc)) from None
+        except (ValueError, OverflowError, EOFError, OSError) as exc:
             culprit = [r for r in recorders if r.started and not r.finished]
             if not culprit:
                 raise
             rec = culprit[-1]
-            raise ValueError(
-                f"Could not parse {rec.name} as svmlight/LETOR ranking data "
-                f"(near line {rec.lineno}): {exc}"
-            ) from exc
+            if isinstance(exc, (EOFError, OSError)):
+                raise ValueError(
+                    f"Could not read {rec.name} (after line {rec.lineno}): {exc}"
+                ) from exc
+            data = rec.line.split(b"#", 1)[0]
+            problem = _line_problem(data, zero_based) or str(exc)
+            raise ValueError(f"{rec.name}, line {rec.lineno}: {problem}.") from None
+
+    Xs, ys = parsed[0::2], parsed[1::2]
+    if zero_based == "auto":
+        zero_based_files = any(X.nnz and X.indices.min() == 0 for X in Xs)
+        shift = 0 if zero_based_files else 1
+    else:
+        shift = 0 if zero_based else 1
+    limit = _MAX_INFERRED_N_FEATURES if n_features is None else n_features
+    for rec, X, y in zip(recorders, Xs, ys):
+        bad = _first_bad_row(X, y, shift, limit, n_features, zero_based)
+        if bad is not None:
+            row, problem = bad
+            raise ValueError(f"{rec.name}, line {rec.file_line(int(row))}: {problem}.")
+    if n_features is None:
+        n_features = max((int(X.indices.max()) + 1 - shift for X in Xs if X.nnz), default=0)
     result = []
-    for rec, query_file, i in zip(recorders, query_files, range(0, len(parsed), 2)):
-        X, y = parsed[i], parsed[i + 1]
+    for rec, X, y, query_file in zip(recorders, Xs, ys, query_files):
+        indices = X.indices - shift if shift else X.indices
+        X = type(X)((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
         result += [X, y, _qid_for(rec, X.shape[0], query_file)]
     return result
 
