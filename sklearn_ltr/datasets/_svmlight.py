@@ -5,6 +5,13 @@ by scikit-learn's ``load_svmlight_files``. Query ids are collected here, while
 scikit-learn's parser reads each line, instead of with its ``query_id=True``:
 that option grows the query array one line at a time, which takes quadratic
 time (minutes for an MSLR-WEB30K fold).
+
+Malformed input raises a ValueError naming the file, the line and the
+problem. Most problems make scikit-learn's parser raise, and the line it was
+reading is then described; what it would accept silently (a malformed
+``qid:``, underscores in numbers, non-finite labels, index 0 when indices
+are 1-based, implausibly large indices) is checked here, while reading or
+right after, and traced back to its line.
 """
 
 import bz2
