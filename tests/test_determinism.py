@@ -1,0 +1,148 @@
+"""Determinism: the same data and random_state give bit-identical models.
+
+Across repeated fits, numba thread counts, query/feature subsampling, pickle,
+joblib and save_model round trips, and predictions made from several Python
+threads at once. The oracle is always a second computation that must agree
+bit for bit; the seed-sensitivity test checks that the comparisons can fail.
+"""
+
+import pickle
+from concurrent.futures import ThreadPoolExecutor
+
+import joblib
+import numba
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from sklearn.base import clone
+
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr.datasets import make_ranking
+from sklearn_ltr.persistence import load_model, save_model
+
+SMALL = dict(n_estimators=8, max_leaf_nodes=8, min_samples_leaf=5, random_state=3)
+CLASSES = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
+SAMPLING = {"full": {}, "sampled": dict(subsample=0.6, max_features=0.5)}
+CASES = [(cls, s) for cls in CLASSES for s in SAMPLING]
+IDS = [f"{cls.__name__}-{s}" for cls, s in CASES]
+
+
+@pytest.fixture(scope="module")
+def data():
+    # Enough rows and features that the parallel kernels split the work
+    # between threads (rows for prediction, features for histograms).
+    X, y, qid = make_ranking(
+        n_queries=60, docs_per_query=30, n_features=12, missing_rate=0.05, random_state=1
+    )
+    return X, y, qid
+
+
+def _make(cls, sampling, **extra):
+    return cls(**SMALL, **SAMPLING[sampling], **extra)
+
+
+def _fit(ranker, data):
+    X, y, qid = data
+    labels = (y > 0).astype(np.float64) if isinstance(ranker, CalibratedRanker) else y
+    return ranker.fit(X, labels, qid=qid)
+
+
+def _trees_bytes(ranker):
+    return [t.tobytes() for t in ranker._booster.trees]
+
+
+def _assert_identical(a, b, X):
+    assert _trees_bytes(a) == _trees_bytes(b)
+    assert a._booster.baseline == b._booster.baseline
+    assert_array_equal(a.predict(X), b.predict(X))
+    if isinstance(a, CalibratedRanker):
+        assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.fixture
+def restore_threads():
+    before = numba.get_num_threads()
+    yield
+    numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("cls, sampling", CASES, ids=IDS)
+def test_two_fits_are_bit_identical(cls, sampling, data):
+    a = _fit(_make(cls, sampling), data)
+    b = _fit(_make(cls, sampling), data)
+    _assert_identical(a, b, data[0])
+
+
+@pytest.mark.parametrize("cls, sampling", CASES, ids=IDS)
+def test_one_and_two_threads_give_the_same_model(cls, sampling, data, restore_threads):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba was started with a single thread (NUMBA_NUM_THREADS=1)")
+    numba.set_num_threads(1)
+    one = _fit(_make(cls, sampling), data)
+    scores_one = one.predict(data[0])
+    numba.set_num_threads(2)
+    two = _fit(_make(cls, sampling), data)
+    _assert_identical(one, two, data[0])
+    assert_array_equal(two.predict(data[0]), scores_one)  # prediction with 2 threads too
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_the_seed_matters_when_sampling(cls, data):
+    """Guards the tests above: with subsampling, another seed gives another model."""
+    a = _fit(_make(cls, "sampled"), data)
+    b = _fit(_make(cls, "sampled").set_params(random_state=4), data)
+    assert _trees_bytes(a) != _trees_bytes(b)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_pickle_joblib_and_save_model_round_trips(cls, data, tmp_path):
+    X = data[0]
+    ranker = _fit(_make(cls, "sampled"), data)
+    expected = ranker.predict(X)
+    copies = [pickle.loads(pickle.dumps(ranker))]
+    joblib.dump(ranker, tmp_path / "model.joblib")
+    copies.append(joblib.load(tmp_path / "model.joblib"))
+    save_model(ranker, tmp_path / "model.npz")
+    copies.append(load_model(tmp_path / "model.npz"))
+    for copy in copies:
+        _assert_identical(ranker, copy, X)
+    assert_array_equal(ranker.predict(X), expected)  # the original is untouched
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_refit_of_a_clone_is_identical(cls, data):
+    ranker = _fit(_make(cls, "sampled"), data)
+    _assert_identical(ranker, _fit(clone(ranker), data), data[0])
+
+
+@pytest.mark.parametrize("cls", [LambdaMARTRanker, CalibratedRanker])
+def test_predict_from_several_threads_matches_sequential(cls, data):
+    X, _, qid = data
+    ranker = _fit(_make(cls, "full"), data)
+    chunks = np.array_split(np.arange(X.shape[0]), 6)
+    jobs = [X[rows] for rows in chunks] * 4
+    sequential = [ranker.predict(Xc) for Xc in jobs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        concurrent = list(pool.map(ranker.predict, jobs))
+        ranks = list(pool.map(lambda _: ranker.rank(X, qid=qid), range(4)))
+        if cls is CalibratedRanker:
+            probas = list(pool.map(ranker.predict_proba, jobs))
+    for got, want in zip(concurrent, sequential, strict=True):
+        assert_array_equal(got, want)
+    for got in ranks:
+        assert_array_equal(got, ranker.rank(X, qid=qid))
+    if cls is CalibratedRanker:
+        for got, Xc in zip(probas, jobs, strict=True):
+            assert_array_equal(got, ranker.predict_proba(Xc))
+
+
+def test_fresh_model_predicts_from_several_threads_at_once(data):
+    """The first predict builds the cached ensemble; several threads may race to do it."""
+    X = data[0]
+    reference = _fit(_make(LambdaMARTRanker, "full"), data).predict(X)
+    for _ in range(3):  # a fresh model each round
+        ranker = _fit(_make(LambdaMARTRanker, "full"), data)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(lambda _: ranker.predict(X), range(8)))
+        for got in results:
+            assert_array_equal(got, reference)
