@@ -21,7 +21,7 @@ This is a small, fast version of ``benchmarks/replicate_calibration.py``: one
 train/validation split of the bundled data with labels binarised
 (``y > 0``), one learning rate and number of trees, four values of
 ``alpha``. Every model is
-scored on the test queries by NDCG@10 (ranking) and LogLoss of
+scored on the test queries by ``NDCG@10`` (ranking) and LogLoss of
 ``predict_proba`` (calibration); a model is on the Pareto frontier when no
 other model is better on both. See :ref:`benchmarks` for the full run on
 MQ2008.

@@ -16,7 +16,7 @@ more than 10,000 rows; the bundled data has 3,005, so the first model asks
 for it explicitly.
 
 The bundled data is small, and that shows: 20% of its training queries is
-about 40 queries, whose NDCG@10 jumps from tree to tree. Early stopping then
+about 40 queries, whose ``NDCG@10`` jumps from tree to tree. Early stopping then
 reacts to noise, and the last section measures what that costs on the test
 queries. On large data, where it is on by default, the validation curve is
 smooth and the stop is reliable; on small data, cross-validating

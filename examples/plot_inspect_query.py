@@ -4,9 +4,9 @@ Inspecting the ranking of a query
 ==================================
 
 A mean NDCG hides how single queries fare. This example looks at the
-per-query values of a trained ranker, picks one query whose ranking is far
-from ideal, and lays out its documents in a small table: label, score, the
-rank the model gives and the rank the labels deserve.
+per-query values of a trained ranker, picks a typical query (the median
+NDCG), and lays out its documents in a small table: label, score, the rank
+the model gives and the rank the labels deserve.
 """
 
 # %%

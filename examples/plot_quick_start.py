@@ -43,7 +43,7 @@ print("ranks of the first test query:", ranks[first])
 # %%
 # Evaluate
 # --------
-# :func:`~sklearn_ltr.metrics.ndcg_score` averages NDCG@k over queries.
+# :func:`~sklearn_ltr.metrics.ndcg_score` averages ``NDCG@k`` over queries.
 # ``ranker.score`` is the same metric at k=10.
 print(f"test NDCG@10: {ndcg_score(y_test, scores, qid=qid_test, k=10):.4f}")
 print(f"ranker.score: {ranker.score(X_test, y_test, qid=qid_test):.4f}")
