@@ -424,6 +424,23 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         return self._booster.predict(X)
 
+    def save_model(self, path):
+        """Write the fitted ranker to a file, without pickle.
+
+        The file is a zip of ``model.json`` and plain ``.npy`` arrays that
+        :func:`sklearn_ltr.load_model` reads back without executing code; see
+        :mod:`sklearn_ltr.persistence` for the format.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file object
+            Where to write the model.
+        """
+        # Imported here: persistence imports the ranker classes.
+        from .persistence import save_model
+
+        save_model(self, path)
+
     def staged_predict(self, X):
         """Scores after each boosting iteration.
 
