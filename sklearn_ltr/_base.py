@@ -14,7 +14,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_is_fitted,
+    validate_data,
+)
 
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster
@@ -115,6 +120,27 @@ class RankerMixin:
         return ranks
 
 
+def _check_numeric_columns(X, name):
+    """Refuse DataFrame columns that would be cast to numbers silently or
+    with an error that names no column (categories, strings, objects)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return
+    # pandas' nullable Int64/Float64/boolean dtypes have numeric kinds too;
+    # categories and strings have kind "O".
+    bad = [
+        f"{column!r} ({dtype})"
+        for column, dtype in dtypes.items()
+        if getattr(dtype, "kind", "O") not in "biuf"
+    ]
+    if bad:
+        raise ValueError(
+            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
+            "only. Encode them first (e.g. sklearn.preprocessing.OrdinalEncoder or "
+            "OneHotEncoder in a ColumnTransformer)."
+        )
+
+
 def _check_labels(y, name="y"):
     y = np.asarray(y, dtype=Y_DTYPE)
     if not np.all(np.isfinite(y)):
@@ -206,18 +232,27 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
     # -- input handling -------------------------------------------------
 
-    def _validate_X(self, X, *, reset):
+    # NaN means missing; +-inf are the largest and smallest values, which
+    # binning (thresholds are finite) and prediction (x <= threshold) both
+    # order correctly, as LightGBM does.
+    def _validate_X(self, X, *, reset, name="X"):
+        _check_numeric_columns(X, name)
         return validate_data(
             self,
             X,
             reset=reset,
             accept_sparse=("csr", "csc"),
             dtype=[X_DTYPE, np.float32],
-            ensure_all_finite="allow-nan",
+            ensure_all_finite=False,
+            # Scoring an empty batch is not an error; fitting on one is.
+            ensure_min_samples=0 if not reset else 1,
         )
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
+        _check_numeric_columns(X, "X")
+        if _num_samples(X) == 0:
+            raise ValueError("X has no rows; fit needs at least one query with one row.")
         X, y = validate_data(
             self,
             X,
@@ -225,7 +260,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             reset=True,
             accept_sparse=("csr", "csc"),
             dtype=[X_DTYPE, np.float32],
-            ensure_all_finite="allow-nan",
+            ensure_all_finite=False,
             y_numeric=True,
         )
         y = _check_labels(y)
@@ -239,7 +274,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         X_val, qid_val = resolve_qid(X_val, qid_val)
         if y_val is None:
             raise ValueError("X_val was given without y_val; pass both (and qid_val).")
-        X_val = self._validate_X(X_val, reset=False)
+        X_val = self._validate_X(X_val, reset=False, name="X_val")
         y_val = _check_labels(y_val, name="y_val")
         if y_val.shape[0] != X_val.shape[0]:
             raise ValueError(

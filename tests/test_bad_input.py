@@ -1,0 +1,327 @@
+"""Every row of the bad-input table (doc/user_guide/bad_input.rst), for every
+ranker and every metric: the input either works and gives the right answer,
+or raises a ValueError that names the argument and the problem."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr.metrics import (
+    err_score,
+    map_score,
+    mrr_score,
+    ndcg_score,
+    precision_at_k,
+)
+
+RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
+METRICS = [ndcg_score, mrr_score, map_score, err_score, precision_at_k]
+
+
+@pytest.fixture(params=RANKERS, ids=lambda c: c.__name__)
+def make(request):
+    cls = request.param
+
+    def make_ranker(**params):
+        base = dict(n_estimators=5, min_samples_leaf=2, early_stopping=False, random_state=0)
+        if cls is CalibratedRanker:
+            base["binarize"] = True
+        return cls(**{**base, **params})
+
+    return make_ranker
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 4))
+    y = rng.integers(0, 3, 80).astype(float)
+    qid = np.repeat(np.arange(8), 10)
+    # Make the labels learnable so that "works" means a real model.
+    y[X[:, 0] > 0.8] = 2
+    return X, y, qid
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a, b)
+
+
+# -- shape and emptiness ------------------------------------------------------
+
+
+def test_empty_X_raises_naming_X(make, data):
+    with pytest.raises(ValueError, match="X .*no rows|0 sample"):
+        make().fit(np.empty((0, 4)), np.empty(0), qid=np.empty(0))
+
+
+def test_predict_on_zero_rows_returns_an_empty_array(make, data):
+    X, y, qid = data
+    model = make().fit(X, y, qid=qid)
+    assert model.predict(X[:0]).shape == (0,)
+
+
+def test_one_row_fits_a_constant_model(make, data):
+    X, y, qid = data
+    pred = make().fit(X[:1], y[:1], qid=qid[:1]).predict(X)
+    assert np.all(np.isfinite(pred)) and np.ptp(pred) == 0
+
+
+def test_queries_of_one_document_contribute_nothing(make, data):
+    X, y, qid = data
+    # A one-document query has nothing to be ranked against: alone, such
+    # queries give no listwise gradient and hence a constant model.
+    # CalibratedRanker's pointwise (sigmoid) term still learns from them.
+    model = make().fit(X[:8], y[:8], qid=np.arange(8))
+    alone = model.predict(X)
+    assert np.all(np.isfinite(alone))
+    if not isinstance(model, CalibratedRanker):
+        assert np.ptp(alone) == 0
+
+
+def test_a_query_whose_labels_are_all_equal_gives_no_gradient(make, data):
+    X, y, qid = data
+    pred = make().fit(X, np.ones_like(y), qid=qid).predict(X)
+    assert np.all(np.isfinite(pred))
+
+
+def test_no_query_with_a_relevant_document(make, data):
+    X, y, qid = data
+    pred = make().fit(X, np.zeros_like(y), qid=qid).predict(X)
+    assert np.all(np.isfinite(pred)) and np.ptp(pred) == 0
+
+
+# -- qid ---------------------------------------------------------------------
+
+
+def test_string_qid_gives_the_same_model_as_integers(make, data):
+    X, y, qid = data
+    strings = np.array([f"q{q:03d}" for q in qid])  # sorts like the integers
+    _same(make().fit(X, y, qid=strings).predict(X), make().fit(X, y, qid=qid).predict(X))
+
+
+@pytest.mark.parametrize(
+    "bad_qid, message",
+    [
+        (lambda q: np.where(q == 2, np.nan, q.astype(float)), "qid contains NaN"),
+        (lambda q: np.array([1 if i % 2 else "a" for i in q], dtype=object), "qid .*comparable"),
+        (lambda q: q[:-3], "qid has 77 entries but there are 80 rows"),
+    ],
+    ids=["nan", "mixed-types", "misaligned"],
+)
+def test_bad_qid_raises_naming_qid(make, data, bad_qid, message):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, y, qid=bad_qid(qid))
+
+
+# -- y -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad_y, message",
+    [
+        (lambda y: np.where(np.arange(len(y)) == 3, np.nan, y), "y contains NaN"),
+        (lambda y: np.where(np.arange(len(y)) == 3, np.inf, y), "y contains infinity"),
+        (lambda y: -y - 1, "y contains negative"),
+        (lambda y: y * 1000 + 1100, "y has a label of .* overflows"),
+        (lambda y: y[:-1], "inconsistent numbers of samples|y has 79"),
+    ],
+    ids=["nan", "inf", "negative", "gain-overflow", "misaligned"],
+)
+def test_bad_y_raises_naming_y(make, data, bad_y, message):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, bad_y(y), qid=qid)
+
+
+def test_fractional_labels_are_graded_relevance(data):
+    # Gains are 2**y - 1 for any real y >= 0, as LambdaMART's derivation
+    # allows; LightGBM would refuse them. Scaling by 2 must change the model.
+    X, y, qid = data
+    a = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y / 2, qid=qid).predict(X)
+    b = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid).predict(X)
+    assert np.all(np.isfinite(a)) and not np.array_equal(a, b)
+
+
+# -- X -------------------------------------------------------------------------
+
+
+def test_infinite_features_are_the_largest_and_smallest_values(make, data):
+    X, y, qid = data
+    # Replacing the maximum of each column by +inf and the minimum by -inf
+    # keeps every split decision, so the model and its predictions on the
+    # original data are unchanged.
+    X_inf = X.copy()
+    X_inf[X.argmax(axis=0), np.arange(4)] = np.inf
+    X_inf[X.argmin(axis=0), np.arange(4)] = -np.inf
+    model = make().fit(X_inf, y, qid=qid)
+    _same(model.predict(X_inf), make().fit(X, y, qid=qid).predict(X))
+
+
+def test_all_nan_and_constant_columns_are_never_split_on(make, data):
+    X, y, qid = data
+    X = np.column_stack([X, np.full(80, np.nan), np.full(80, 3.0)])
+    model = make().fit(X, y, qid=qid)
+    assert np.all(np.isfinite(model.predict(X)))
+    assert model.feature_importances_[4] == 0 and model.feature_importances_[5] == 0
+    assert model.feature_importances_[:4].sum() > 0
+
+
+def test_more_distinct_values_than_bins(make):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((2000, 2))  # 2000 distinct values per feature
+    y = (X[:, 0] > 0).astype(float) + (X[:, 0] > 1)
+    qid = np.repeat(np.arange(40), 50)
+    model = make(max_bins=16).fit(X, y, qid=qid)
+    assert model._bin_mapper.n_bins_non_missing_.max() == 16
+    assert ndcg_score(y, model.predict(X), qid=qid) > ndcg_score(y, -X[:, 0], qid=qid)
+
+
+def test_sparse_with_explicit_zeros_equals_dense(make, data):
+    X, y, qid = data
+    X = X.copy()
+    X[np.abs(X) < 0.5] = 0.0
+    X_sparse = sparse.csr_matrix(X)
+    X_sparse.data[::3] = 0.0  # explicit zeros in the structure
+    dense = X_sparse.toarray()
+    model = make().fit(X_sparse, y, qid=qid)
+    _same(model.predict(X_sparse), make().fit(dense, y, qid=qid).predict(dense))
+
+
+def test_float32_and_float64_give_the_same_model(make, data):
+    X, y, qid = data
+    X32 = X.astype(np.float32)
+    _same(make().fit(X32, y, qid=qid).predict(X32),
+          make().fit(X32.astype(np.float64), y, qid=qid).predict(X32.astype(np.float64)))
+
+
+@pytest.mark.parametrize("kind", ["category", "object"])
+def test_non_numeric_dataframe_columns_raise_naming_them(make, data, kind):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["colour"] = pd.Series(np.where(y > 0, "red", "blue"), dtype=kind)
+    with pytest.raises(ValueError, match="X has non-numeric columns.*'colour'"):
+        make().fit(frame, y, qid=qid)
+
+
+def test_predict_checks_column_names_and_count(make, data):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    model = make().fit(frame, y, qid=qid)
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(frame[list("dcba")])
+    with pytest.raises(ValueError, match="missing"):
+        model.predict(frame[list("abc")])
+    with pytest.raises(ValueError, match="4 features"):
+        model.predict(X[:, :3])
+
+
+# -- sample_weight -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "weight, message",
+    [(-1.0, "sample_weight .*negative"), (np.nan, "sample_weight contains NaN")],
+    ids=["negative", "nan"],
+)
+def test_bad_sample_weight_raises_naming_it(make, data, weight, message):
+    X, y, qid = data
+    w = np.where(qid == 1, weight, 1.0)
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, y, qid=qid, sample_weight=w)
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "xendcg", "listnet", "rcr"])
+def test_zero_weight_for_a_whole_query_removes_its_gradients(data, name):
+    from sklearn_ltr._gbdt.common import G_H_DTYPE
+    from sklearn_ltr._objectives import OBJECTIVES
+
+    _, y, _ = data
+    y = (y > 0).astype(float) if name == "rcr" else y
+    offsets = np.arange(0, 81, 10)
+    weight = np.where(np.arange(80) // 10 == 1, 0.0, 1.0)
+    objective = OBJECTIVES[name](y, offsets, weight)
+    objective.prepare_iteration(np.random.default_rng(0))
+    grad, hess = np.empty(80, dtype=G_H_DTYPE), np.empty(80, dtype=G_H_DTYPE)
+    objective.gradient_hessian(np.linspace(-1, 1, 80), grad, hess)
+    assert np.all(grad[10:20] == 0) and np.all(hess[10:20] == 0)
+    assert np.any(grad[:10] != 0)
+
+
+# -- metrics -------------------------------------------------------------------
+
+
+@pytest.fixture(params=METRICS, ids=lambda f: f.__name__)
+def metric(request):
+    return request.param
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("empty", "y_true is empty"),
+        ("qid-misaligned", "qid has 5 entries but there are 80 rows"),
+        ("y-nan", "y_true contains NaN"),
+        ("score-nan", "y_score contains NaN"),
+        ("qid-nan", "qid contains NaN"),
+        ("weight-negative", "sample_weight contains negative"),
+    ],
+)
+def test_metric_bad_input_raises_naming_the_argument(metric, data, case, message):
+    _, y, qid = data
+    s = np.linspace(0, 1, 80)
+    kwargs = dict(qid=qid)
+    if case == "empty":
+        y, s, kwargs["qid"] = np.empty(0), np.empty(0), np.empty(0)
+    elif case == "qid-misaligned":
+        kwargs["qid"] = qid[:5]
+    elif case == "y-nan":
+        y = np.where(qid == 1, np.nan, y)
+    elif case == "score-nan":
+        s = np.where(qid == 1, np.nan, s)
+    elif case == "qid-nan":
+        kwargs["qid"] = np.where(qid == 2, np.nan, qid.astype(float))
+    elif case == "weight-negative":
+        kwargs["sample_weight"] = -np.ones(80)
+    with pytest.raises(ValueError, match=message):
+        metric(y, s, **kwargs)
+
+
+def test_negative_labels(metric, data):
+    # Graded metrics need gains, so they refuse negative labels; binary ones
+    # read "relevant" as label > 0, so -1 (a common "irrelevant" code in
+    # svmlight files) is simply not relevant.
+    _, y, qid = data
+    s = np.linspace(0, 1, 80)
+    negative = np.where(y == 0, -1.0, y)
+    if metric in (ndcg_score, err_score):
+        with pytest.raises(ValueError, match="y_true contains negative"):
+            metric(negative, s, qid=qid)
+    else:
+        assert metric(negative, s, qid=qid) == metric(y, s, qid=qid)
+
+
+def test_ndcg_label_gain_overflow_raises(data):
+    _, y, qid = data
+    with pytest.raises(ValueError, match="y_true contains labels >= 1024"):
+        ndcg_score(y * 2000, np.zeros(80), qid=qid)
+
+
+def test_metrics_accept_string_qid(metric, data):
+    _, y, qid = data
+    s = np.random.default_rng(3).standard_normal(80)
+    strings = np.array([f"query-{q}" for q in qid])
+    assert metric(y, s, qid=strings) == metric(y, s, qid=qid)
+
+
+def test_one_query_of_50000_documents_stays_bounded(metric):
+    # Memory and time are linear in the query size (no n x n arrays); the
+    # cut-off keeps the work bounded. One large query, every metric.
+    rng = np.random.default_rng(4)
+    n = 50_000
+    y = rng.integers(0, 5, n).astype(float)
+    s = rng.standard_normal(n)
+    value = metric(y, s, qid=np.zeros(n))
+    assert 0.0 <= value <= 1.0
