@@ -60,7 +60,7 @@ class RankerMixin:
         return tags
 
     def score(self, X, y, *, qid=None, sample_weight=None):
-        """Mean NDCG@10 over queries.
+        """Mean ``NDCG@10`` over queries.
 
         Uses :func:`sklearn_ltr.metrics.ndcg_score` with its defaults
         (exponential gain, tie-averaged, queries without relevant documents
@@ -499,7 +499,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
         Returns
         -------
-        importances : ndarray of shape (n_features_in_,)
+        importances : ndarray of shape (``n_features_in_``,)
         """
         check_is_fitted(self, "_booster")
         return self._booster.feature_importances()

@@ -66,7 +66,7 @@ _SHARED_PARAMETERS_DOC = """
 _ATTRIBUTES_DOC = """
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Feature names, when ``X`` was a DataFrame with string column names
         (never includes ``"qid"``).
     n_iter_ : int
@@ -80,7 +80,7 @@ _ATTRIBUTES_DOC = """
         verbose output.
     validation_score_ : ndarray
         The same on the validation data; empty without early stopping.
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
         Split gain per feature, normalised to sum to one.
     objective_ : str
         Name of the objective that was optimised."""

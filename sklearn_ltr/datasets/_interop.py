@@ -76,7 +76,7 @@ def group_sizes(qid):
 
 
 def qid_from_group_sizes(sizes):
-    """Per-row query ids ``0 .. n_queries - 1`` from LightGBM-style group sizes.
+    """Per-row query ids (``0`` to ``n_queries - 1``) from LightGBM-style group sizes.
 
     Parameters
     ----------
@@ -140,7 +140,7 @@ def sort_by_qid(X, y, qid, *others):
 
     Returns
     -------
-    X_sorted, y_sorted, qid_sorted, *others_sorted
+    X_sorted, y_sorted, qid_sorted, ``*others_sorted``
         Row-reordered copies, in the same order as the arguments; ``None``
         stays ``None``.
 
