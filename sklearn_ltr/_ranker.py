@@ -57,7 +57,10 @@ _SHARED_PARAMETERS_DOC = """
         If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
         (with the same bins and seeds, so 50 + 50 trees equal 100).
     verbose : int, default=0
-        If 1 or more, print one line per iteration.
+        Progress of the fit: iteration, train and validation NDCG, elapsed
+        time and an estimate of the time left. With 1, a single line that
+        updates in place on a terminal (one line per iteration when output
+        is not a terminal); with 2 or more, always one line per iteration.
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split, the binning subsample, and query and
         feature subsampling. The same seed gives the same model on any number

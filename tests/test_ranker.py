@@ -2,6 +2,9 @@
 determinism, query order, warm start, early stopping, sparse input, staged
 prediction, ranks and bad input."""
 
+import io
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -196,6 +199,30 @@ def test_verbose_prints_one_line_per_iteration(ranker_class, data, capsys):
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
     assert len(lines) == 5
     assert "train NDCG" in lines[0] and "elapsed" in lines[0]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("verbose", [1, 2])
+def test_verbose_on_a_terminal_updates_one_line(data, monkeypatch, verbose):
+    X, y, qid = data
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    LambdaMARTRanker(n_estimators=4, verbose=verbose, early_stopping=True,
+                     validation_fraction=0.2, random_state=0).fit(X, y, qid=qid)
+    out = terminal.getvalue()
+    if verbose == 1:
+        # Four updates of one line, each starting with a carriage return,
+        # then one newline before the summary.
+        assert out.count("\r[") == 4 and out.count("\n") == 2
+        assert out.split("\n")[1].startswith("Kept ")
+        assert "[4/4]" in out.split("\r")[-1]
+    else:
+        lines = out.splitlines()
+        assert "\r" not in out and len(lines) == 5 and lines[3].startswith("[4/4]")
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from .._queries import rows_of_queries
 from .common import G_H_DTYPE, Y_DTYPE
 from .grower import TreeGrower, _update_raw_predictions
 from .predictor import _predict_binned, concatenate_trees, predict_raw
+from .progress import ProgressLine
 
 # tree_starts of an "ensemble" made of a single tree's node array.
 _ONE_TREE = np.zeros(1, dtype=np.int64)
@@ -147,7 +148,7 @@ class Booster:
         tol : float
             Minimum improvement that counts.
         verbose : int
-            Print one line per iteration if positive.
+            Report progress if positive, through :class:`ProgressLine`.
         small_trainset_rows : int
             About how many training rows (whole queries) to score each
             iteration for ``train_scores``.
@@ -190,6 +191,7 @@ class Booster:
             **tree_params,
         )
         start_time = time.perf_counter()
+        progress = ProgressLine(verbose) if verbose else None
         first_iteration = self.n_trees
         # Iteration-dependent objectives (the lambda schedules of Svore et al.,
         # WWW 2011) are told the index of the tree being grown; counting the
@@ -241,7 +243,7 @@ class Booster:
                     line += f", validation NDCG: {validation_scores[-1]:.5f}"
                 line += f", leaves: {int(tree.nodes['is_leaf'].sum())}"
                 line += f", elapsed {elapsed:.2f}s, left ~{left:.2f}s"
-                print(line, flush=True)
+                progress.update(line)
             if should_stop:
                 break
 
@@ -255,8 +257,8 @@ class Booster:
                 best = int(np.argmax(self.validation_scores))
                 del self.trees[max(best, 1):]
                 self._flat = None
-        if verbose and validation is not None:
-            print(f"Kept {self.n_trees} trees.", flush=True)
+        if verbose:
+            progress.close(f"Kept {self.n_trees} trees." if validation is not None else None)
 
 
 def _should_stop(scores, n_iter_no_change, tol):
