@@ -1,0 +1,426 @@
+"""Tests of the command line (``python -m sklearn_ltr``), run as subprocesses.
+
+The oracle is the Python API on the same data and parameters: the model the
+command line trains, the scores it writes, the metrics and t-tests it
+prints must equal what ``LambdaMARTRanker``, ``load_svmlight_ranking``,
+``sklearn_ltr.metrics`` and ``scipy.stats.ttest_rel`` give directly.
+The main chain (fit, predict, evaluate, compare) and one case of each error
+kind run as real subprocesses, concurrently where independent; the other
+variants call ``main()`` in-process, which runs the same code without paying
+the interpreter's start-up again.
+"""
+
+import gzip
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.stats import ttest_rel
+
+from sklearn_ltr import LambdaMARTRanker, XENDCGRanker, load_model
+from sklearn_ltr.cli import _holdout_queries, main, parse_param
+from sklearn_ltr.datasets import load_example, load_letor_folds, load_svmlight_ranking
+from sklearn_ltr.metrics import (
+    err_score_per_query,
+    map_score_per_query,
+    mrr_score_per_query,
+    ndcg_score,
+    ndcg_score_per_query,
+)
+
+MQ2008 = "/work/shared/data/mq2008"
+S5 = os.path.join(MQ2008, "S5.txt.gz")  # the test part of fold 1
+# Small models: the point is agreement with the Python API, not quality.
+PARAMS_A = dict(
+    n_estimators=6, max_leaf_nodes=7, learning_rate=0.3, max_depth=None, normalize_lambdas=True
+)
+PARAMS_B = dict(n_estimators=5, max_leaf_nodes=5)
+
+pytestmark = pytest.mark.skipif(
+    not os.path.isdir(MQ2008), reason="the shared MQ2008 data is not on this machine"
+)
+
+
+def _start(args, cwd):
+    return subprocess.Popen(
+        [sys.executable, "-m", "sklearn_ltr", *map(str, args)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_many(commands, cwd):
+    """Run the commands concurrently; (returncode, stdout, stderr) of each."""
+    processes = [_start(args, cwd) for args in commands]
+    results = []
+    for p in processes:
+        out, err = p.communicate(timeout=300)
+        results.append((p.returncode, out, err))
+    return results
+
+
+def run(args, cwd):
+    return run_many([args], cwd)[0]
+
+
+def run_here(args, capsys):
+    """main() in this process (cheaper than a subprocess): (status, stdout, stderr)."""
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse: --help, usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _param_args(params):
+    out = []
+    for key, value in params.items():
+        out += ["--param", f"{key}={'none' if value is None else str(value).lower()}"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli")
+
+
+@pytest.fixture(scope="module")
+def fold1():
+    return load_letor_folds(MQ2008, 1)
+
+
+@pytest.fixture(scope="module")
+def models(workdir, fold1):
+    """Two models fitted by the command line, and the same fits through the API."""
+    results = run_many(
+        [
+            ["fit", MQ2008, "--fold", "1", *_param_args(PARAMS_A), "-o", "a.model"],
+            ["fit", MQ2008, "--ranker", "xendcg", *_param_args(PARAMS_B), "-o", "b.model"],
+        ],
+        workdir,
+    )
+    for code, out, err in results:
+        assert code == 0, err
+    (X, y, qid), (X_val, y_val, qid_val), _ = fold1
+    val = dict(X_val=X_val, y_val=y_val, qid_val=qid_val)
+    api_a = LambdaMARTRanker(random_state=0, **PARAMS_A).fit(X, y, qid=qid, **val)
+    api_b = XENDCGRanker(random_state=0, **PARAMS_B).fit(X, y, qid=qid, **val)
+    return {
+        "a": (workdir / "a.model", api_a, results[0][1]),
+        "b": (workdir / "b.model", api_b, results[1][1]),
+    }
+
+
+def _read_tsv(path):
+    with open(path, encoding="utf-8") as fh:
+        header, *rows = [line.rstrip("\n").split("\t") for line in fh]
+    return header, rows
+
+
+# -- parse_param (in-process) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("n_estimators=500", ("n_estimators", 500)),
+        ("tol=-3", ("tol", -3)),
+        ("learning_rate=0.05", ("learning_rate", 0.05)),
+        ("tol=1e-3", ("tol", 1e-3)),
+        ("warm_start=TRUE", ("warm_start", True)),
+        ("warm_start=false", ("warm_start", False)),
+        ("max_depth=None", ("max_depth", None)),
+        ("max_depth=null", ("max_depth", None)),
+        ("objective=sigmoid+softmax", ("objective", "sigmoid+softmax")),
+        ("x = 3 ", ("x", 3)),
+        ("n_estimators=1_0", ("n_estimators", "1_0")),  # not Python's 10
+        ("name=__import__('os')", ("name", "__import__('os')")),  # never evaluated
+        ("a=b=c", ("a", "b=c")),
+    ],
+)
+def test_parse_param_converts_values(text, expected):
+    key, value = parse_param(text)
+    assert (key, value) == expected
+    assert type(value) is type(expected[1])
+
+
+@pytest.mark.parametrize("text", ["n_estimators", "=3", ""])
+def test_parse_param_rejects_text_without_key_value(text):
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_param(text)
+
+
+# -- fit / predict / evaluate against the Python API --------------------------------
+
+
+def test_fit_trains_the_same_model_as_the_python_api(models, fold1):
+    X_test = fold1[2][0]
+    for path, api, _ in models.values():
+        cli = load_model(path)
+        assert type(cli) is type(api)
+        assert cli.n_iter_ == api.n_iter_
+        np.testing.assert_array_equal(cli.predict(X_test), api.predict(X_test))
+    params = load_model(models["a"][0]).get_params()
+    for key, value in PARAMS_A.items():
+        assert params[key] == value and type(params[key]) is type(value)
+    assert params["random_state"] == 0  # the command line's fixed default
+
+
+def test_fit_summary_reports_trees_and_validation_ndcg(models, fold1):
+    _, (X_val, y_val, qid_val), _ = fold1
+    for _, api, out in models.values():
+        assert f"{api.n_iter_} trees" in out
+        expected = ndcg_score(y_val, api.predict(X_val), qid=qid_val, k=10)
+        assert f"validation NDCG@10: {expected:.4f}" in out
+        assert "fit in" in out and "vali part" in out
+
+
+def test_predict_writes_the_api_scores_exactly(models, workdir):
+    """Scores read back are model.predict's bit for bit, so fit -> predict ->
+    NDCG gives the API's number."""
+    path, api, _ = models["a"]
+    (code, out, err), (code_r, out_r, err_r) = run_many(
+        [
+            ["predict", path, S5, "-o", "scores.txt"],
+            ["predict", path, S5, "-o", "-", "--rankings"],
+        ],
+        workdir,
+    )
+    assert code == 0, err
+    assert code_r == 0, err_r
+    X, _, qid = load_svmlight_ranking(S5, n_features=api.n_features_in_)
+    expected = api.predict(X)
+    with open(workdir / "scores.txt") as fh:
+        scores = np.array([float(line) for line in fh])
+    np.testing.assert_array_equal(scores, expected)
+    y = load_svmlight_ranking(S5)[1]
+    assert ndcg_score(y, scores, qid=qid) == ndcg_score(y, api.predict(X), qid=qid)
+
+    # Rankings: every row once, ranks as LambdaMARTRanker.rank, docids from the comments.
+    with gzip.open(S5, "rt") as fh:
+        docids = [line.split("#docid = ")[1].split()[0] for line in fh if line.strip()]
+    header, *rows = [line.split("\t") for line in out_r.splitlines()]
+    assert header == ["qid", "rank", "row", "docid", "score"]
+    assert sorted(int(r[2]) for r in rows) == list(range(X.shape[0]))
+    ranks = api.rank(X, qid=qid)
+    for q, rank, row, docid, score in rows:
+        row = int(row)
+        assert int(q) == qid[row] and int(rank) == ranks[row]
+        assert docid == docids[row] and float(score) == expected[row]
+    # Grouped by query in file order, best first.
+    listed_qids = [int(r[0]) for r in rows]
+    assert list(dict.fromkeys(listed_qids)) == list(dict.fromkeys(qid.tolist()))
+    assert all(int(r[1]) == 1 or int(r[1]) == int(p[1]) + 1 for p, r in zip(rows, rows[1:]))
+
+
+def _table(out):
+    """{metric: fields} of the rows of evaluate's table."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("metric ")) + 1
+    stop = lines.index("", start)
+    return {line.split()[0]: line.split() for line in lines[start:stop]}
+
+
+def _api_metrics(y, scores, qid, max_grade):
+    table = {}
+    for k in (1, 3, 5, 10):
+        table[f"NDCG@{k}"] = ndcg_score_per_query(y, scores, qid=qid, k=k)[1]
+    table["MRR"] = mrr_score_per_query(y, scores, qid=qid)[1]
+    table["MAP"] = map_score_per_query(y, scores, qid=qid)[1]
+    for k in (1, 3, 5, 10):
+        table[f"ERR@{k}"] = err_score_per_query(y, scores, qid=qid, k=k, max_grade=max_grade)[1]
+    return table
+
+
+def test_evaluate_matches_the_metrics_of_the_python_api(models, workdir, fold1):
+    path, api, _ = models["a"]
+    (code, out, err), (code_dir, out_dir, err_dir) = run_many(
+        [
+            ["evaluate", path, S5, "--per-query", "pq.tsv"],
+            ["evaluate", path, MQ2008, "--fold", "1", "--per-query", "pq_dir.tsv"],
+        ],
+        workdir,
+    )
+    assert code == 0, err
+    assert code_dir == 0, err_dir
+    X, y, qid = fold1[2]
+    scores = api.predict(X)
+    expected = _api_metrics(y, scores, qid, max_grade=2)
+    header, rows = _read_tsv(workdir / "pq.tsv")
+    assert header == ["qid", "n_docs", "n_relevant", *expected]
+    unique, counts = np.unique(qid, return_counts=True)
+    assert [int(r[0]) for r in rows] == unique.tolist()
+    assert [int(r[1]) for r in rows] == counts.tolist()
+    assert [int(r[2]) for r in rows] == [int(np.sum(y[qid == q] >= 1)) for q in unique]
+    for j, (name, values) in enumerate(expected.items()):
+        np.testing.assert_array_equal([float(r[3 + j]) for r in rows], values, err_msg=name)
+        assert _table(out)[name] == [name, f"{np.mean(values):.4f}"]
+    # The S5 file and the test part of fold 1 are the same data.
+    assert _read_tsv(workdir / "pq_dir.tsv") == (header, rows)
+    # The conventions are stated.
+    for phrase in ("2**label - 1", "1 / log2(rank + 1)", "NDCG counts 1", "max grade 2"):
+        assert phrase in out
+
+
+def test_compare_prints_scipy_paired_t_test(models, workdir, fold1):
+    path_a, api_a, _ = models["a"]
+    path_b, api_b, _ = models["b"]
+    code, out, err = run(
+        ["evaluate", path_a, S5, "--compare", path_b, "--k", "10", "5", "--per-query", "c.tsv"],
+        workdir,
+    )
+    assert code == 0, err
+    X, y, qid = fold1[2]
+    a = _api_metrics(y, api_a.predict(X), qid, max_grade=2)
+    b = _api_metrics(y, api_b.predict(X), qid, max_grade=2)
+    names = ["NDCG@10", "NDCG@5", "MRR", "MAP", "ERR@10", "ERR@5"]
+    lines = _table(out)
+    assert list(lines) == names
+    for name in names:
+        result = ttest_rel(a[name], b[name])
+        mean_a, mean_b = np.mean(a[name]), np.mean(b[name])
+        assert lines[name] == [
+            name,
+            f"{mean_a:.4f}",
+            f"{mean_b:.4f}",
+            f"{mean_b - mean_a:+.4f}",
+            f"{-result.statistic:.3f}",  # B against A
+            f"{result.pvalue:.4g}",
+        ]
+    header, rows = _read_tsv(workdir / "c.tsv")
+    assert header[3:] == [f"A:{n}" for n in names] + [f"B:{n}" for n in names]
+    np.testing.assert_array_equal([float(r[3]) for r in rows], a["NDCG@10"])
+    np.testing.assert_array_equal([float(r[9]) for r in rows], b["NDCG@10"])
+
+
+def test_data_with_fewer_features_is_padded_to_the_model(models, workdir, capsys):
+    """A file whose largest index is below the model's feature count still predicts."""
+    path, api, _ = models["a"]
+    rows = [(2, 1, {1: 0.5, 3: 0.25}), (0, 1, {2: 1.0}), (1, 7, {1: 0.75, 5: 0.5})]
+    (workdir / "small.txt").write_text(
+        "".join(
+            f"{label} qid:{q} " + " ".join(f"{i}:{v}" for i, v in feats.items()) + "\n"
+            for label, q, feats in rows
+        )
+    )
+    (workdir / "wide.txt").write_text("1 qid:1 1:0.5\n0 qid:1 47:1\n")
+    code, out, err = run(["predict", path, "small.txt", "-o", "-"], workdir)
+    assert code == 0, err
+    X = np.zeros((3, api.n_features_in_))
+    for r, (_, _, feats) in enumerate(rows):
+        for i, v in feats.items():
+            X[r, i - 1] = v
+    np.testing.assert_array_equal([float(s) for s in out.split()], api.predict(X))
+    code, _, err = run_here(["predict", path, workdir / "wide.txt", "-o", "-"], capsys)
+    assert code == 2
+    assert "wide.txt, line 2" in err and "47" in err
+
+
+# -- help and errors ------------------------------------------------------------------
+
+
+def test_help_of_every_command_exits_0(workdir, capsys):
+    code, out, err = run(["--help"], workdir)  # through python -m
+    assert code == 0, err
+    assert out.startswith("usage: python -m sklearn_ltr")
+    for command in ("fit", "predict", "evaluate", "demo"):
+        assert command in out
+    helps = {}
+    for command in ("fit", "predict", "evaluate", "demo"):
+        code, helps[command], err = run_here([command, "--help"], capsys)
+        assert code == 0, (command, err)
+        assert helps[command].startswith(f"usage: python -m sklearn_ltr {command}")
+    assert "--param KEY=VALUE" in helps["fit"] and "vali part" in helps["fit"]
+    assert "--rankings" in helps["predict"]
+    assert "ttest_rel" in helps["evaluate"] and "2**label - 1" in helps["evaluate"]
+
+
+def _one_line_error(code, err):
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+def test_bad_params_exit_2_with_one_line(workdir, capsys):
+    valid = sorted(LambdaMARTRanker().get_params())
+    base = ["fit", S5, "-o", workdir / "never.model"]
+    unknown = _one_line_error(*run(base + ["--param", "n_estimator=5"], workdir)[::2])
+    assert "'n_estimator'" in unknown and "did you mean n_estimators" in unknown
+    assert unknown.strip().endswith("valid parameters: " + ", ".join(valid) + ".")
+    cases = {
+        "n_estimators=abc": "'n_estimators' parameter of LambdaMARTRanker must be an int",
+        "n_estimators": "expects KEY=VALUE",
+        "max_bins=300": "'max_bins' parameter",
+        "early_stopping=maybe": "'early_stopping' parameter",
+    }
+    for param, message in cases.items():
+        err = _one_line_error(*run_here(base + ["--param", param], capsys)[::2])
+        assert message in err, param
+    err = _one_line_error(*run_here(base + ["--param", "tol=1", "--param", "tol=2"], capsys)[::2])
+    assert "twice" in err
+    assert not (workdir / "never.model").exists()
+
+
+def test_malformed_data_names_file_and_line(models, workdir, capsys):
+    path = models["a"][0]
+    bad = workdir / "bad.txt"
+    bad.write_text("# a comment line\n2 qid:1 1:0.5 2:1\n\n0 qid:1 1:0.25 2:oops\n1 qid:2 1:1\n")
+    err = _one_line_error(*run(["evaluate", path, "bad.txt"], workdir)[::2])
+    assert "bad.txt, line 4:" in err and "'oops'" in err
+    for args in (["fit", bad, "-o", workdir / "never.model"], ["predict", path, bad, "-o", "-"]):
+        err = _one_line_error(*run_here(args, capsys)[::2])
+        assert f"{bad}, line 4:" in err and "'oops'" in err
+    (workdir / "noqid.txt").write_text("1 1:0.5\n0 2:1\n")
+    err = _one_line_error(*run_here(["evaluate", path, workdir / "noqid.txt"], capsys)[::2])
+    assert "noqid.txt has no 'qid:' entries" in err and "--query-file" in err
+    err = _one_line_error(*run_here(["evaluate", bad, S5], capsys)[::2])
+    assert f"Cannot load model file {bad}" in err
+
+
+def test_predict_without_qid_and_with_query_file(models, workdir, capsys):
+    """Scores need no queries; --query-file gives them for --rankings."""
+    path, api, _ = models["a"]
+    (workdir / "plain.txt").write_text("1 1:0.5 2:0.1\n0 2:1\n2 1:0.9 3:0.4\n")
+    (workdir / "plain.query").write_text("2\n1\n")
+    code, out, err = run_here(["predict", path, workdir / "plain.txt", "-o", "-"], capsys)
+    assert code == 0, err
+    X, _, qid = load_svmlight_ranking(
+        workdir / "plain.txt", query_file=workdir / "plain.query", n_features=api.n_features_in_
+    )
+    np.testing.assert_array_equal([float(s) for s in out.split()], api.predict(X))
+    code, out, err = run_here(
+        ["predict", path, workdir / "plain.txt", "--query-file", workdir / "plain.query",
+         "-o", "-", "--rankings"],
+        capsys,
+    )
+    assert code == 0, err
+    header, *rows = [line.split("\t") for line in out.splitlines()]
+    assert header == ["qid", "rank", "row", "score"]  # no docids in this file
+    ranks = api.rank(X, qid=qid)
+    assert sorted((int(r[2]), int(r[0]), int(r[1])) for r in rows) == [
+        (i, int(qid[i]), int(ranks[i])) for i in range(3)
+    ]
+
+
+def test_demo_still_prints_its_table(capsys):
+    """The demo's LambdaMART row matches the same fit through the API."""
+    code, out, err = run_here(["demo", "--n-estimators", "3", "--patience", "2"], capsys)
+    assert code == 0, err
+    train_full, (X_test, y_test, qid_test) = load_example()
+    (X, y, qid), (X_val, y_val, qid_val) = _holdout_queries(*train_full, fraction=0.2, seed=0)
+    api = LambdaMARTRanker(
+        n_estimators=3, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=20,
+        n_iter_no_change=2, random_state=0,
+    ).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    scores = api.predict(X_test)
+    row = next(line for line in out.splitlines() if line.startswith("LambdaMARTRanker "))
+    assert row.split()[1] == str(api.n_iter_)
+    expected = [f"{ndcg_score(y_test, scores, qid=qid_test, k=k):.4f}" for k in (1, 3, 5, 10)]
+    assert row.split()[3:] == expected
+    assert "model" in out and "NDCG@10" in out and "queries without relevant documents" in out
