@@ -394,6 +394,9 @@ def _model_summary(model):
 def fit(args):
     """Train a ranker and save it; print a summary."""
     estimator = _make_estimator(args.ranker, args.param)
+    directory = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(directory):  # found out before training, not after
+        raise _UserError(f"-o {args.output}: directory {directory} does not exist.")
     start = time.perf_counter()
     train, valid, lines = _load_fit_data(args)
     read_seconds = time.perf_counter() - start

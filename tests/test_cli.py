@@ -347,7 +347,7 @@ def _one_line_error(code, err):
     return err
 
 
-def test_bad_params_exit_2_with_one_line(workdir, capsys):
+def test_bad_params_and_output_dir_exit_2_with_one_line(workdir, capsys):
     valid = sorted(LambdaMARTRanker().get_params())
     base = ["fit", S5, "-o", workdir / "never.model"]
     unknown = _one_line_error(*run(base + ["--param", "n_estimator=5"], workdir)[::2])
@@ -364,6 +364,9 @@ def test_bad_params_exit_2_with_one_line(workdir, capsys):
         assert message in err, param
     err = _one_line_error(*run_here(base + ["--param", "tol=1", "--param", "tol=2"], capsys)[::2])
     assert "twice" in err
+    missing = workdir / "no-such-dir" / "m.model"
+    err = _one_line_error(*run_here(["fit", S5, "-o", missing], capsys)[::2])
+    assert "no-such-dir" in err and "does not exist" in err
     assert not (workdir / "never.model").exists()
 
 
