@@ -70,6 +70,18 @@ def query_log_loss(y_true, y_prob, *, qid=None, sample_weight=None):
     Returns
     -------
     loss : float
+
+    Examples
+    --------
+    >>> from sklearn_ltr.metrics import query_log_loss
+    >>> # -(log(0.8) + log(1 - 0.4)) / 2 = (0.2231 + 0.5108) / 2
+    >>> round(query_log_loss([1, 0], [0.8, 0.4]), 4)
+    0.367
+
+    Every row counts the same, so ``qid`` does not change the value:
+
+    >>> round(query_log_loss([1, 0, 0], [0.8, 0.4, 0.5], qid=[1, 1, 2]), 4)
+    0.4757
     """
     y_true, y_prob, _, _, _ = _check_probabilities(y_true, y_prob, qid)
     sample_weight = check_sample_weight(sample_weight, y_true.shape[0])
@@ -91,6 +103,15 @@ def query_log_loss_per_query(y_true, y_prob, *, qid=None, sample_weight=None):
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> from sklearn_ltr.metrics import query_log_loss_per_query
+    >>> y_true, y_prob = [1, 0, 0, 1, 0], [0.8, 0.4, 0.5, 0.5, 0.5]
+    >>> qids, values = query_log_loss_per_query(y_true, y_prob, qid=[1, 1, 2, 2, 2])
+    >>> # query 1: (0.2231 + 0.5108) / 2; query 2 predicts 0.5 everywhere: log(2)
+    >>> qids, values.round(4).tolist()
+    (array([1, 2]), [0.367, 0.6931])
     """
     y_true, y_prob, order, offsets, unique_qids = _check_probabilities(y_true, y_prob, qid)
     sample_weight = check_sample_weight(sample_weight, y_true.shape[0])
@@ -146,6 +167,16 @@ def query_ece(y_true, y_prob, *, qid=None, n_bins=10, sample_weight=None):
     Returns
     -------
     ece : float
+
+    Examples
+    --------
+    One query of four documents in two bins of two: the low bin has mean label
+    0 and mean probability 0.2, the high bin 1 and 0.7, so
+    ``ECE = (2/4) * 0.2 + (2/4) * 0.3``:
+
+    >>> from sklearn_ltr.metrics import query_ece
+    >>> round(query_ece([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.8], n_bins=2), 4)
+    0.25
     """
     _, values, order, offsets = _ece(y_true, y_prob, qid, n_bins)
     sample_weight = check_sample_weight(sample_weight, order.shape[0])
@@ -160,6 +191,19 @@ def query_ece_per_query(y_true, y_prob, *, qid=None, n_bins=10):
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    Bins are cut inside each query. With three documents and two bins, the
+    bins hold the two lowest probabilities and the highest one:
+
+    >>> from sklearn_ltr.metrics import query_ece_per_query
+    >>> y_true = [0, 1, 1, 0, 0, 1]
+    >>> y_prob = [0.2, 0.6, 0.9, 0.3, 0.1, 0.5]
+    >>> qids, values = query_ece_per_query(y_true, y_prob, qid=[1, 1, 1, 2, 2, 2], n_bins=2)
+    >>> # query 1: (2/3)|0.5 - 0.4| + (1/3)|1 - 0.9|; query 2: (2/3)|0 - 0.2| + (1/3)|1 - 0.5|
+    >>> qids, values.round(4).tolist()
+    (array([1, 2]), [0.1, 0.3])
     """
     unique_qids, values, _, _ = _ece(y_true, y_prob, qid, n_bins)
     return unique_qids, values

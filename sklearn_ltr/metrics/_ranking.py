@@ -169,6 +169,26 @@ def dcg_score(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    One query of three documents, which the scores rank as labels 2, 1, 0:
+
+    >>> from sklearn_ltr.metrics import dcg_score
+    >>> y_true, y_score = [2, 0, 1], [0.9, 0.1, 0.5]
+    >>> # (2**2 - 1) / log2(2) + (2**1 - 1) / log2(3) + 0 = 3 + 0.6309
+    >>> round(dcg_score(y_true, y_score), 4)
+    3.6309
+    >>> round(dcg_score(y_true, y_score, gain="linear"), 4)  # 2 + 1 / log2(3)
+    2.6309
+
+    With all scores tied, "stable" ranks in input order (labels 2, 0, 1), while
+    "average" gives each rank the mean gain (3 + 0 + 1) / 3:
+
+    >>> dcg_score(y_true, [0, 0, 0], ties="stable")  # 3 + 0 + 1 / log2(4)
+    3.5
+    >>> round(dcg_score(y_true, [0, 0, 0]), 4)  # 4/3 * (1 + 0.6309 + 0.5)
+    2.8412
     """
     return _dcg(y_true, y_score, qid, k, gain, ties).mean(sample_weight, "dcg_score")
 
@@ -181,6 +201,18 @@ def dcg_score_per_query(y_true, y_score, *, qid=None, k=10, gain="exponential", 
     unique_qids : ndarray of shape (n_queries,)
         Sorted query ids (``[0]`` when ``qid`` is None).
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    Rows need not be sorted by query; values come back in sorted ``qid`` order:
+
+    >>> from sklearn_ltr.metrics import dcg_score_per_query
+    >>> qids, values = dcg_score_per_query(
+    ...     [1, 3, 0, 0, 1, 0], [0.2, 0.9, 0.1, 0.5, 0.8, 0.3],
+    ...     qid=["b", "a", "b", "a", "b", "a"], gain="linear")
+    >>> # a ranks labels 3, 0, 0: 3 / log2(2); b ranks 1, 1, 0: 1 + 1 / log2(3)
+    >>> qids.tolist(), values.round(4).tolist()
+    (['a', 'b'], [3.0, 1.6309])
     """
     result = _dcg(y_true, y_score, qid, k, gain, ties)
     return result.unique_qids, result.values
@@ -240,6 +272,23 @@ def ndcg_score(
     ------
     ValueError
         On malformed input, or if ``no_relevant="skip"`` leaves no query.
+
+    Examples
+    --------
+    Two queries of three documents. Query 7 is ranked perfectly (NDCG 1);
+    query 8's only relevant document comes last, so its NDCG is
+    ``(1 / log2(4)) / (1 / log2(2)) = 0.5``:
+
+    >>> from sklearn_ltr.metrics import ndcg_score
+    >>> y_true = [2, 0, 1, 0, 1, 0]
+    >>> y_score = [0.9, 0.1, 0.5, 0.9, 0.1, 0.5]
+    >>> qid = [7, 7, 7, 8, 8, 8]
+    >>> ndcg_score(y_true, y_score, qid=qid)
+    0.75
+    >>> ndcg_score(y_true, y_score, qid=qid, k=2)  # query 8 gains nothing in its top 2
+    0.5
+    >>> round(ndcg_score(y_true, y_score), 4)  # qid forgotten: one query of 6 rows
+    0.7948
     """
     result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
     return result.mean(sample_weight, "ndcg_score")
@@ -256,6 +305,21 @@ def ndcg_score_per_query(
         Sorted query ids (``[0]`` when ``qid`` is None).
     values : ndarray of shape (n_queries,)
         NaN for queries skipped by ``no_relevant="skip"``.
+
+    Examples
+    --------
+    Query 8 has no relevant document, so ``no_relevant`` decides its value:
+
+    >>> from sklearn_ltr.metrics import ndcg_score_per_query
+    >>> y_true = [2, 0, 1, 0, 0, 0]
+    >>> y_score = [0.9, 0.1, 0.5, 0.9, 0.1, 0.5]
+    >>> qid = [7, 7, 7, 8, 8, 8]
+    >>> ndcg_score_per_query(y_true, y_score, qid=qid)  # LightGBM's and XGBoost's 1.0
+    (array([7, 8]), array([1., 1.]))
+    >>> ndcg_score_per_query(y_true, y_score, qid=qid, no_relevant=0.0)[1]  # scikit-learn's
+    array([1., 0.])
+    >>> ndcg_score_per_query(y_true, y_score, qid=qid, no_relevant="skip")[1]
+    array([ 1., nan])
     """
     result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
     return result.unique_qids, result.values
@@ -302,6 +366,16 @@ def cndcg_score(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    Click-through rates 0.5, 0, 0.25 give gains ``2**(4c) - 1`` = 3, 0, 1. The
+    scores below rank the gains 1, 3, 0, so CNDCG is
+    ``(1 + 3 / log2(3)) / (3 + 1 / log2(3)) = 2.8928 / 3.6309``:
+
+    >>> from sklearn_ltr.metrics import cndcg_score
+    >>> round(cndcg_score([0.5, 0.0, 0.25], [0.2, 0.1, 0.9]), 4)
+    0.7967
     """
     result = _cndcg(y_true, y_score, qid, k, ties, no_relevant)
     return result.mean(sample_weight, "cndcg_score")
@@ -314,6 +388,20 @@ def cndcg_score_per_query(y_true, y_score, *, qid=None, k=10, ties="average", no
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    CNDCG of click rates ``c`` is the NDCG of the labels ``4c``:
+
+    >>> import numpy as np
+    >>> from sklearn_ltr.metrics import cndcg_score_per_query, ndcg_score_per_query
+    >>> ctr = np.array([0.5, 0.0, 0.25, 0.1, 0.3])
+    >>> y_score, qid = [0.2, 0.1, 0.9, 0.4, 0.6], [1, 1, 1, 2, 2]
+    >>> qids, values = cndcg_score_per_query(ctr, y_score, qid=qid)
+    >>> qids, values.round(4)
+    (array([1, 2]), array([0.7967, 1.    ]))
+    >>> bool(np.allclose(values, ndcg_score_per_query(4 * ctr, y_score, qid=qid)[1]))
+    True
     """
     result = _cndcg(y_true, y_score, qid, k, ties, no_relevant)
     return result.unique_qids, result.values
@@ -380,6 +468,20 @@ def mrr_score(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    >>> from sklearn_ltr.metrics import mrr_score
+    >>> mrr_score([0, 1, 0], [0.9, 0.5, 0.1])  # the relevant document is at rank 2
+    0.5
+
+    With all scores tied, "stable" keeps input order (rank 2 again), while
+    "average" takes the mean of 1/1, 1/2 and 1/3 over its equally likely ranks:
+
+    >>> mrr_score([0, 1, 0], [0, 0, 0], ties="stable")
+    0.5
+    >>> round(mrr_score([0, 1, 0], [0, 0, 0]), 4)
+    0.6111
     """
     result = _binary_metric(
         _reciprocal_rank_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
@@ -396,6 +498,19 @@ def mrr_score_per_query(
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    Graded labels: ``threshold`` sets which grades count as relevant.
+
+    >>> from sklearn_ltr.metrics import mrr_score_per_query
+    >>> y_true, y_score = [0, 2, 1, 1, 0, 0], [3, 2, 1, 3, 2, 1]
+    >>> qid = [1, 1, 1, 2, 2, 2]
+    >>> mrr_score_per_query(y_true, y_score, qid=qid)  # labels >= 1: ranks 2 and 1
+    (array([1, 2]), array([0.5, 1. ]))
+    >>> # labels >= 2: query 2 has none, and "skip" marks it NaN instead of 0
+    >>> mrr_score_per_query(y_true, y_score, qid=qid, threshold=2, no_relevant="skip")
+    (array([1, 2]), array([0.5, nan]))
     """
     result = _binary_metric(
         _reciprocal_rank_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
@@ -444,6 +559,18 @@ def map_score(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    The relevant documents are at ranks 1 and 3, so the average precision is
+    ``(1/1 + 2/3) / 2``:
+
+    >>> from sklearn_ltr.metrics import map_score
+    >>> y_true, y_score = [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6]
+    >>> round(map_score(y_true, y_score), 4)
+    0.8333
+    >>> map_score(y_true, y_score, k=1)  # a perfect top 1: (1/1) / min(2, 1)
+    1.0
     """
     result = _binary_metric(
         _average_precision_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
@@ -460,6 +587,21 @@ def map_score_per_query(
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    The rows of the two queries are interleaved:
+
+    >>> from sklearn_ltr.metrics import map_score_per_query
+    >>> y_true = [2, 0, 1, 0, 2, 1]
+    >>> y_score = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    >>> qid = [1, 2, 1, 2, 1, 2]
+    >>> # labels >= 1: query 1 is all relevant (1); query 2's one relevant is at rank 3 (1/3)
+    >>> map_score_per_query(y_true, y_score, qid=qid)[1].round(4)
+    array([1.    , 0.3333])
+    >>> # labels >= 2: query 1 has them at ranks 1 and 3; query 2 has none (no_relevant)
+    >>> map_score_per_query(y_true, y_score, qid=qid, threshold=2)[1].round(4)
+    array([0.8333, 0.    ])
     """
     result = _binary_metric(
         _average_precision_per_query, y_true, y_score, qid, k, threshold, ties, no_relevant
@@ -514,6 +656,16 @@ def precision_at_k(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    >>> from sklearn_ltr.metrics import precision_at_k
+    >>> precision_at_k([1, 0, 1], [0.9, 0.8, 0.7], k=2)  # 1 relevant in the top 2
+    0.5
+    >>> precision_at_k([1, 1], [0.9, 0.8], k=5)  # a short query is still divided by k
+    0.4
+    >>> precision_at_k([1, 1], [0.9, 0.8], k=None)  # k=None divides by its size
+    1.0
     """
     result = _precision(y_true, y_score, qid, k, threshold, ties, no_relevant)
     return result.mean(sample_weight, "precision_at_k")
@@ -528,6 +680,21 @@ def precision_at_k_per_query(
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    In query 1, rank 2 falls inside a tie of three documents, one relevant.
+    "average" counts 1/3 of a relevant document there, "stable" the first
+    tied row (not relevant):
+
+    >>> from sklearn_ltr.metrics import precision_at_k_per_query
+    >>> y_true = [1, 0, 0, 1, 1, 0]
+    >>> y_score = [0.9, 0.5, 0.5, 0.5, 0.2, 0.1]
+    >>> qid = [1, 1, 1, 1, 2, 2]
+    >>> precision_at_k_per_query(y_true, y_score, qid=qid, k=2)[1].round(4)  # (1 + 1/3) / 2
+    array([0.6667, 0.5   ])
+    >>> precision_at_k_per_query(y_true, y_score, qid=qid, k=2, ties="stable")[1]
+    array([0.5, 0.5])
     """
     result = _precision(y_true, y_score, qid, k, threshold, ties, no_relevant)
     return result.unique_qids, result.values
@@ -600,6 +767,19 @@ def err_score(
     Returns
     -------
     score : float
+
+    Examples
+    --------
+    With ``max_grade=2``, labels 2, 1, 0 stop the user with probabilities
+    ``R`` = 3/4, 1/4, 0:
+
+    >>> from sklearn_ltr.metrics import err_score
+    >>> # ranked 2, 1, 0: 3/4 + (1/2)(1/4)(1 - 3/4)
+    >>> err_score([2, 1, 0], [0.9, 0.5, 0.1], max_grade=2)
+    0.78125
+    >>> # ranked 0, 1, 2: 0 + (1/2)(1/4) + (1/3)(3/4)(1 - 1/4)
+    >>> err_score([2, 1, 0], [0.1, 0.5, 0.9], max_grade=2)
+    0.3125
     """
     result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
     return result.mean(sample_weight, "err_score")
@@ -614,6 +794,18 @@ def err_score_per_query(
     -------
     unique_qids : ndarray of shape (n_queries,)
     values : ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    With ``max_grade=None`` the largest label passed sets the stop
+    probabilities, so the same query scores differently in different calls:
+
+    >>> from sklearn_ltr.metrics import err_score_per_query
+    >>> y_true, y_score = [1, 0, 0], [0.9, 0.5, 0.1]
+    >>> err_score_per_query(y_true, y_score)  # max_grade=1: R = (2 - 1) / 2
+    (array([0]), array([0.5]))
+    >>> err_score_per_query(y_true, y_score, max_grade=2)  # R = (2 - 1) / 4
+    (array([0]), array([0.25]))
     """
     result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
     return result.unique_qids, result.values
