@@ -571,6 +571,23 @@ def load_model(path):
         inconsistent. The message names the file and the problem.
     FileNotFoundError
         If the path does not exist.
+
+    Examples
+    --------
+    >>> import io, os, tempfile
+    >>> from sklearn_ltr import XENDCGRanker, load_model, save_model
+    >>> from sklearn_ltr.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=5, random_state=0)
+    >>> ranker = XENDCGRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_model(ranker, os.path.join(tmp, "ranker.zip"))
+    ...     loaded = load_model(os.path.join(tmp, "ranker.zip"))
+    >>> loaded, bool((loaded.predict(X) == ranker.predict(X)).all())
+    (XENDCGRanker(n_estimators=5, random_state=0), True)
+    >>> load_model(io.BytesIO(b"not a model"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Cannot load model file ...: it is not a valid zip archive ...
     """
     name = _source_name(path)
     try:

@@ -47,6 +47,26 @@ class RankingScorer:
         Name of the DataFrame column read when no ``qid`` is routed.
     **kwargs
         Passed to ``score_func``.
+
+    Examples
+    --------
+    Any estimator with ``predict`` works. A constant predictor ties every row,
+    so with ``ties="average"`` P@1 is each query's share of relevant rows. The
+    query ids come from the DataFrame's ``"qid"`` column:
+
+    >>> import pandas as pd
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from sklearn_ltr.metrics import RankingScorer, precision_at_k
+    >>> X = pd.DataFrame({"f0": [0.1, 0.2, 0.3, 0.4, 0.5], "qid": [1, 1, 2, 2, 2]})
+    >>> y = [1, 0, 1, 1, 0]
+    >>> model = DummyRegressor().fit(X, y)
+    >>> scorer = RankingScorer(precision_at_k, k=1)
+    >>> round(scorer(model, X, y), 4)  # (1/2 + 2/3) / 2
+    0.5833
+    >>> scorer(model, X[["f0"]], y)  # no qid column and none routed
+    Traceback (most recent call last):
+    ...
+    ValueError: make_ranking_scorer(precision_at_k, k=1) got no query ids, ...
     """
 
     def __init__(
@@ -209,6 +229,25 @@ def ndcg_scorer(k=10, **kwargs):
     Returns
     -------
     scorer : RankingScorer
+
+    Examples
+    --------
+    With metadata routing on, ``fit(..., qid=qid)`` hands the query ids of each
+    fold to the ranker and to the scorer (``groups`` goes to the splitter):
+
+    >>> import sklearn
+    >>> from sklearn.model_selection import GridSearchCV, GroupKFold
+    >>> from sklearn_ltr import LambdaMARTRanker
+    >>> from sklearn_ltr.datasets import make_ranking
+    >>> from sklearn_ltr.metrics import ndcg_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    >>> ranker = LambdaMARTRanker(n_estimators=5, random_state=0)
+    >>> search = GridSearchCV(ranker, {"max_leaf_nodes": [3, 7]}, scoring=ndcg_scorer(k=5),
+    ...                       cv=GroupKFold(3))
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = search.fit(X, y, qid=qid, groups=qid)
+    >>> search.best_params_
+    {'max_leaf_nodes': ...}
     """
     return make_ranking_scorer(ndcg_score, k=k, **kwargs)
 
@@ -224,6 +263,23 @@ def mrr_scorer(**kwargs):
     Returns
     -------
     scorer : RankingScorer
+
+    Examples
+    --------
+    With routing off (scikit-learn's default), the query ids travel in ``X`` as
+    a DataFrame column named ``"qid"``, which the ranker and the scorer both
+    find; ``groups`` still goes to the splitter:
+
+    >>> from sklearn.model_selection import GroupKFold, cross_val_score
+    >>> from sklearn_ltr import LambdaMARTRanker
+    >>> from sklearn_ltr.datasets import make_ranking, to_frame
+    >>> from sklearn_ltr.metrics import mrr_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    >>> ranker = LambdaMARTRanker(n_estimators=5, random_state=0)
+    >>> scores = cross_val_score(ranker, to_frame(X, qid), y, groups=qid, cv=GroupKFold(3),
+    ...                          scoring=mrr_scorer(threshold=2))
+    >>> scores.shape
+    (3,)
     """
     return make_ranking_scorer(mrr_score, **kwargs)
 
@@ -239,5 +295,20 @@ def map_scorer(**kwargs):
     Returns
     -------
     scorer : RankingScorer
+
+    Examples
+    --------
+    A scorer is the metric applied to the estimator's predictions:
+
+    >>> from sklearn_ltr import LambdaMARTRanker
+    >>> from sklearn_ltr.datasets import make_ranking
+    >>> from sklearn_ltr.metrics import map_score, map_scorer
+    >>> X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=5, random_state=0)
+    >>> ranker = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    >>> scorer = map_scorer(threshold=2)  # labels >= 2 are relevant
+    >>> scorer
+    make_ranking_scorer(map_score, threshold=2)
+    >>> scorer(ranker, X, y, qid=qid) == map_score(y, ranker.predict(X), qid=qid, threshold=2)
+    True
     """
     return make_ranking_scorer(map_score, **kwargs)
