@@ -233,13 +233,17 @@ def warm_up_workers(client, *, workers=None):
 
     Examples
     --------
-    Two worker processes on this machine, one task and one numba thread each
-    (``env`` is handed to the worker processes):
+    Two worker processes on this machine, one task and one numba thread
+    each. ``NUMBA_NUM_THREADS`` must be in a worker's environment before it
+    imports numba, which a script that imports sklearn_ltr makes it do at
+    start-up, hence the ``pre-spawn-environ`` setting rather than
+    ``LocalCluster(env=...)``:
 
+    >>> import dask  # doctest: +SKIP
     >>> from distributed import Client, LocalCluster  # doctest: +SKIP
     >>> from sklearn_ltr.dask import warm_up_workers
-    >>> cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-    ...                        env={"NUMBA_NUM_THREADS": "1"})  # doctest: +SKIP
+    >>> with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
+    ...     cluster = LocalCluster(n_workers=2, threads_per_worker=1)  # doctest: +SKIP
     >>> client = Client(cluster)  # doctest: +SKIP
     >>> seconds = warm_up_workers(client)  # doctest: +SKIP
     >>> sorted(seconds) == sorted(client.nthreads())  # doctest: +SKIP
