@@ -5,7 +5,7 @@ through joblib, so ``with joblib.parallel_config(backend="dask"):`` sends them
 to the workers of a ``dask.distributed`` cluster; nothing here is needed for
 that. What this module adds is the numba side. The rankers' kernels are
 compiled with ``cache=True``, but every new worker process still has to load
-them from the on-disk cache (about a second) or, where no cache exists yet
+them from the on-disk cache (under a second) or, where no cache exists yet
 (another machine, a fresh install, a read-only install), compile them (tens of
 seconds). Without a warm-up that cost lands in whichever search tasks happen
 to run first on each worker. :func:`warm_up_workers` pays it up front, once
@@ -191,7 +191,7 @@ def warm_up_workers(client, *, workers=None):
 
     Runs a tiny fit, prediction and scoring of every ranker as one task on
     each worker, so that the first tasks of a search do not pay for loading
-    the cached kernels (about a second per process) or, where the host has no
+    the cached kernels (under a second per process) or, where the host has no
     cache yet, for compiling them (tens of seconds). On each host one worker
     runs first and the others follow, so that they load the kernels the first
     one cached instead of all compiling the same kernels at once.
@@ -227,7 +227,7 @@ def warm_up_workers(client, *, workers=None):
         If the workers of a host can run more numba threads at once than the
         host has cores (``nthreads`` per worker times ``NUMBA_NUM_THREADS``,
         summed over its workers). Numba's threads then wait for each other
-        at every parallel loop and fits slow down many times; start each
+        at every parallel loop and fits can slow down many times; start each
         worker with ``nthreads=1`` and set ``NUMBA_NUM_THREADS`` to the cores
         per worker.
 
