@@ -18,6 +18,7 @@ _READING_ORDER = [
     "plot_compare_objectives.py",
     "plot_early_stopping.py",
     "plot_calibration_pareto.py",
+    "plot_tiered_labels.py",
     "plot_label_noise.py",
     "plot_inspect_query.py",
 ]
