@@ -235,17 +235,20 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
     # NaN means missing; +-inf are the largest and smallest values, which
     # binning (thresholds are finite) and prediction (x <= threshold) both
     # order correctly, as LightGBM does.
-    def _validate_X(self, X, *, reset, name="X"):
+    def _validate_X(self, X, *, name="X", allow_empty=True):
+        """Check X against the fitted features. Scoring an empty batch is not
+        an error; a validation set without rows is."""
         _check_numeric_columns(X, name)
+        if not allow_empty and _num_samples(X) == 0:
+            raise ValueError(f"{name} has no rows; a validation set needs at least one query.")
         return validate_data(
             self,
             X,
-            reset=reset,
+            reset=False,
             accept_sparse=("csr", "csc"),
             dtype=[X_DTYPE, np.float32],
             ensure_all_finite=False,
-            # Scoring an empty batch is not an error; fitting on one is.
-            ensure_min_samples=0 if not reset else 1,
+            ensure_min_samples=0,
         )
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
@@ -274,7 +277,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         X_val, qid_val = resolve_qid(X_val, qid_val)
         if y_val is None:
             raise ValueError("X_val was given without y_val; pass both (and qid_val).")
-        X_val = self._validate_X(X_val, reset=False, name="X_val")
+        X_val = self._validate_X(X_val, name="X_val", allow_empty=False)
         y_val = _check_labels(y_val, name="y_val")
         if y_val.shape[0] != X_val.shape[0]:
             raise ValueError(
@@ -456,7 +459,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         """
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
-        X = self._validate_X(X, reset=False)
+        X = self._validate_X(X)
         return self._booster.predict(X)
 
     def save_model(self, path):
@@ -490,7 +493,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         """
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
-        X = self._validate_X(X, reset=False)
+        X = self._validate_X(X)
         yield from self._booster.staged_predict(X)
 
     @property

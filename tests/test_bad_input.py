@@ -56,6 +56,12 @@ def test_empty_X_raises_naming_X(make, data):
         make().fit(np.empty((0, 4)), np.empty(0), qid=np.empty(0))
 
 
+def test_empty_validation_set_raises_naming_X_val(make, data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="X_val has no rows"):
+        make(early_stopping=True).fit(X, y, qid=qid, X_val=X[:0], y_val=y[:0], qid_val=qid[:0])
+
+
 def test_predict_on_zero_rows_returns_an_empty_array(make, data):
     X, y, qid = data
     model = make().fit(X, y, qid=qid)
