@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
 )
 
 from ._gbdt.binning import BinMapper
-from ._gbdt.booster import Booster
+from ._gbdt.booster import Booster, TrainingData
 from ._gbdt.common import X_DTYPE, Y_DTYPE
 from ._objectives import OBJECTIVES
 from ._objectives.multi_objective import check_secondary_labels
@@ -396,8 +396,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
         self._booster.boost(
-            X_binned,
-            objective,
+            TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
             tree_params=self._tree_params(),

@@ -13,13 +13,14 @@ import numpy as np
 from .._queries import rows_of_queries
 from .common import G_H_DTYPE, Y_DTYPE
 from .grower import TreeGrower, _update_raw_predictions
+from .node_rows import NodeRows
 from .predictor import _predict_binned, concatenate_trees, predict_raw
 from .progress import ProgressLine
 
 # tree_starts of an "ensemble" made of a single tree's node array.
 _ONE_TREE = np.zeros(1, dtype=np.int64)
 
-__all__ = ["Booster"]
+__all__ = ["Booster", "TrainingData"]
 
 
 class Booster:
@@ -96,8 +97,7 @@ class Booster:
 
     def boost(
         self,
-        X_binned,
-        objective,
+        training,
         *,
         n_iterations,
         bin_mapper,
@@ -117,12 +117,9 @@ class Booster:
 
         Parameters
         ----------
-        X_binned : ndarray of uint8, shape (n_samples, n_features)
-            Training rows, binned, grouped by query.
-        objective : BaseObjective
-            Gives gradients and hessians of the training rows. If it has a
-            ``set_iteration(m)`` method, it is called with the index of each
-            tree before its gradients are computed.
+        training : TrainingData
+            The training rows, their objective and their raw scores (or an
+            object with the same methods whose rows live on Dask workers).
         n_iterations : int
             Total number of trees wanted, counting those already fitted.
         bin_mapper : BinMapper
@@ -137,8 +134,8 @@ class Booster:
         subsample : float
             Share of queries each tree is grown on.
         random_seed : int
-            Seeds one generator per iteration, so a warm start continues with
-            exactly the draws a single fit would have made.
+            Seeds the generators of each iteration, so a warm start continues
+            with exactly the draws a single fit would have made.
         validation : tuple (X_binned_val, y_val, offsets_val) or None
             Validation rows for the metric and early stopping.
         metric : callable
@@ -153,22 +150,16 @@ class Booster:
             About how many training rows (whole queries) to score each
             iteration for ``train_scores``.
         """
-        n_samples = X_binned.shape[0]
-        offsets = objective.offsets
+        offsets = training.offsets
         n_queries = offsets.shape[0] - 1
-        raw = np.full(n_samples, self.baseline, dtype=Y_DTYPE)
-        for nodes in self.trees:
-            self._add_tree_predictions(nodes, X_binned, raw)
-        gradients = np.empty(n_samples, dtype=G_H_DTYPE)
-        hessians = np.empty(n_samples, dtype=G_H_DTYPE)
+        training.start_scores(self.baseline, self.trees)
 
         track = validation is not None or verbose
         if track:
-            small_rows, small_offsets = _small_trainset(offsets, small_trainset_rows, random_seed)
-            y_small = objective.y[small_rows]
+            training.choose_small_trainset(small_trainset_rows, random_seed)
             train_scores = list(self.train_scores)
             if not train_scores:
-                train_scores.append(metric(y_small, raw[small_rows], small_offsets))
+                train_scores.append(training.small_trainset_score(metric))
         if validation is not None:
             X_val, y_val, offsets_val = validation
             raw_val = np.full(X_val.shape[0], self.baseline, dtype=Y_DTYPE)
@@ -178,11 +169,11 @@ class Booster:
             if not validation_scores:
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
 
-        n_features = X_binned.shape[1]
+        n_features = self.n_features
         n_allowed = max(1, int(np.ceil(max_features * n_features)))
         n_sampled_queries = max(1, int(np.ceil(subsample * n_queries)))
         grower = TreeGrower(
-            X_binned,
+            training.node_rows,
             bin_mapper.n_bins_non_missing_,
             bin_mapper.has_missing_values_,
             self.missing_values_bin_idx,
@@ -193,18 +184,11 @@ class Booster:
         start_time = time.perf_counter()
         progress = ProgressLine(verbose) if verbose else None
         first_iteration = self.n_trees
-        # Iteration-dependent objectives (the lambda schedules of Svore et al.,
-        # WWW 2011) are told the index of the tree being grown; counting the
-        # trees kept from a warm start makes the schedule continue, not restart.
-        set_iteration = getattr(objective, "set_iteration", None)
 
         for iteration in range(first_iteration, n_iterations):
-            rng = np.random.default_rng([random_seed, 2, iteration])
-            if set_iteration is not None:
-                set_iteration(iteration)
-            objective.prepare_iteration(rng)
-            objective.gradient_hessian(raw, gradients, hessians)
+            training.compute_gradients(iteration, random_seed)
 
+            rng = np.random.default_rng([random_seed, 2, iteration])
             feature_mask = np.ones(n_features, dtype=np.uint8)
             if n_allowed < n_features:
                 feature_mask[:] = 0
@@ -215,20 +199,15 @@ class Booster:
                 sample_indices, _ = rows_of_queries(offsets, queries)
 
             tree = grower.grow(
-                gradients, hessians, sample_indices=sample_indices, feature_mask=feature_mask
+                training.gradients, training.hessians, sample_indices=sample_indices,
+                feature_mask=feature_mask,
             )
             self.trees.append(tree.nodes)
-            if sample_indices is None:
-                _update_raw_predictions(
-                    raw, tree.partitioned_indices, tree.leaf_starts, tree.leaf_stops, tree.leaf_values
-                )
-            else:
-                # Rows outside the sample were not partitioned by the grower.
-                self._add_tree_predictions(tree.nodes, X_binned, raw)
+            training.add_tree(tree, sampled=sample_indices is not None)
 
             should_stop = False
             if track:
-                train_scores.append(metric(y_small, raw[small_rows], small_offsets))
+                train_scores.append(training.small_trainset_score(metric))
             if validation is not None:
                 self._add_tree_predictions(tree.nodes, X_val, raw_val)
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
@@ -259,6 +238,103 @@ class Booster:
                 self._flat = None
         if verbose:
             progress.close(f"Kept {self.n_trees} trees." if validation is not None else None)
+
+
+class TrainingData:
+    """The training rows of a fit in this process, with their objective and
+    raw scores: what :meth:`Booster.boost` needs besides the trees.
+
+    A data-parallel fit passes :meth:`Booster.boost` an object with the same
+    attributes and methods whose rows are spread over Dask workers
+    (``sklearn_ltr._distributed``).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        Training rows, binned, grouped by query.
+    objective : BaseObjective
+        Gives gradients and hessians of the training rows. If it has a
+        ``set_iteration(m)`` method, it is called with the index of each
+        tree before its gradients are computed.
+    missing_values_bin_idx : int
+        Bin index of missing values.
+
+    Attributes
+    ----------
+    node_rows : NodeRows
+        The rows, grouped by node of the tree being grown.
+    offsets : ndarray of shape (n_queries + 1,)
+        Query offsets of the rows.
+    gradients, hessians : ndarray of shape (n_samples,), dtype float32
+        Of the current iteration.
+    raw_scores : ndarray of shape (n_samples,), dtype float64
+        Raw scores of the current model.
+    """
+
+    def __init__(self, X_binned, objective, missing_values_bin_idx):
+        self.node_rows = NodeRows(X_binned, missing_values_bin_idx)
+        self.objective = objective
+        self.offsets = objective.offsets
+        n_samples = self.node_rows.n_samples
+        self.gradients = np.empty(n_samples, dtype=G_H_DTYPE)
+        self.hessians = np.empty(n_samples, dtype=G_H_DTYPE)
+        self.raw_scores = np.empty(n_samples, dtype=Y_DTYPE)
+        self.missing_values_bin_idx = missing_values_bin_idx
+
+    def start_scores(self, baseline, trees):
+        """Set the raw scores to those of ``baseline`` plus ``trees``."""
+        self.raw_scores[:] = baseline
+        for nodes in trees:
+            self._add_binned_predictions(nodes)
+
+    def _add_binned_predictions(self, nodes):
+        _predict_binned(nodes, _ONE_TREE, self.node_rows.X_binned, self.raw_scores,
+                        self.missing_values_bin_idx)
+
+    def compute_gradients(self, iteration, random_seed, rng=None):
+        """Fill ``gradients`` and ``hessians`` for tree ``iteration``.
+
+        The objective's random draws (XE-NDCG's gamma) come from a generator
+        of their own, seeded by ``(random_seed, iteration)``, so that they do
+        not shift the draws of column and query sampling. ``rng`` replaces
+        that generator (a Dask worker passes one that keeps its own rows'
+        share of the draws of the whole training set).
+        """
+        objective = self.objective
+        set_iteration = getattr(objective, "set_iteration", None)
+        # Iteration-dependent objectives (the lambda schedules of Svore et al.,
+        # WWW 2011) are told the index of the tree being grown; counting the
+        # trees kept from a warm start makes the schedule continue, not restart.
+        if set_iteration is not None:
+            set_iteration(iteration)
+        if rng is None:
+            rng = objective_generator(random_seed, iteration)
+        objective.prepare_iteration(rng)
+        objective.gradient_hessian(self.raw_scores, self.gradients, self.hessians)
+
+    def add_tree(self, tree, sampled):
+        """Add a grown tree's values to the raw scores."""
+        if sampled:
+            # Rows outside the sample were not partitioned by the grower.
+            self._add_binned_predictions(tree.nodes)
+        else:
+            _update_raw_predictions(self.raw_scores, tree.partitioned_indices,
+                                    tree.leaf_starts, tree.leaf_stops, tree.leaf_values)
+
+    def choose_small_trainset(self, max_rows, random_seed):
+        """Choose the whole queries that :meth:`small_trainset_score` scores."""
+        self._small_rows, self._small_offsets = _small_trainset(self.offsets, max_rows,
+                                                                random_seed)
+
+    def small_trainset_score(self, metric):
+        """The metric of the current raw scores on the small training sample."""
+        rows = self._small_rows
+        return metric(self.objective.y[rows], self.raw_scores[rows], self._small_offsets)
+
+
+def objective_generator(random_seed, iteration):
+    """The generator of an objective's random draws for tree ``iteration``."""
+    return np.random.default_rng([random_seed, 5, iteration])
 
 
 def _should_stop(scores, n_iter_no_change, tol):

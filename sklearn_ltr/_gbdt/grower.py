@@ -4,11 +4,13 @@ Growth is leaf-wise as in LightGBM: among the current leaves, the one whose
 best split has the largest gain is split next, until ``max_leaf_nodes``
 leaves exist or no leaf has a valid split. The orchestration is plain
 Python; the per-node work (partition, gather, histogram, split search) runs
-in njitted kernels.
+in njitted kernels. The grower works from histograms only; the rows of each
+node are kept by a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` object
+(in this process, or on several workers for data-parallel training).
 
-Buffers (the histogram pool, the partitioned row indices, gathered
-gradients) are allocated once when the grower is created, so a booster
-creates one grower per fit and calls :meth:`TreeGrower.grow` per tree.
+Buffers (the histogram pool here, the partitioned row indices and gathered
+gradients in NodeRows) are allocated once when the grower is created, so a
+booster creates one grower per fit and calls :meth:`TreeGrower.grow` per tree.
 
 Histogram subtraction: when a node is split, only the smaller child's
 histogram is built from its rows; the larger child's is the parent's minus
@@ -23,19 +25,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, parallel_chunksize, prange
 
-from .common import G_H_DTYPE, NODE_DTYPE, X_BINNED_DTYPE
-from .histogram import (
-    _build_histogram,
-    _build_histogram_const,
-    _build_histogram_root,
-    _build_histogram_root_const,
-    _constant_value,
-    _gather_gradients,
-    _gather_gradients_only,
-    _subtract_histograms,
-    allocate_histograms,
-)
-from .splitting import _find_best_split, _partition
+from .common import NODE_DTYPE
+from .histogram import _subtract_histograms, allocate_histograms
+from .node_rows import NodeRows
+from .splitting import _find_best_split
 
 
 class GrownTree(NamedTuple):
@@ -103,9 +96,12 @@ class TreeGrower:
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, or NodeRows-like
         Binned training data, Fortran-ordered (as returned by
-        :meth:`BinMapper.transform`); a C-ordered array is copied.
+        :meth:`BinMapper.transform`; a C-ordered array is copied), or an
+        object that keeps the rows itself with the methods of
+        :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` (a data-parallel fit
+        passes one whose rows live on several workers).
     n_bins_non_missing : ndarray of shape (n_features,)
         Number of value bins of each feature.
     has_missing_values : ndarray of shape (n_features,), dtype bool
@@ -134,10 +130,12 @@ class TreeGrower:
 
     Attributes
     ----------
-    time_histograms, time_find_split, time_partition, time_total : float
-        Seconds spent, summed over all :meth:`grow` calls, in building
-        histograms (gathers included), finding splits, partitioning rows,
-        and in :meth:`grow` overall (for verbose output and profiling).
+    rows : NodeRows
+        The training rows, grouped by node of the tree being grown.
+    time_find_split, time_total : float
+        Seconds spent, summed over all :meth:`grow` calls, in finding splits
+        and in :meth:`grow` overall (``rows`` times histograms and
+        partitions).
 
     Notes
     -----
@@ -150,19 +148,16 @@ class TreeGrower:
                  missing_values_bin_idx, bin_thresholds=None, max_leaf_nodes=31,
                  max_depth=None, min_samples_leaf=20, min_hessian_to_split=1e-3,
                  l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0):
-        X_binned = np.asarray(X_binned)
-        if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
-            raise ValueError("X_binned must be a 2-d uint8 array.")
-        if not X_binned.flags.f_contiguous:
-            X_binned = np.asfortranarray(X_binned)
-        n_samples, n_features = X_binned.shape
-        if n_samples >= 2**31:
-            raise ValueError("X_binned has too many rows (at most 2**31 - 1).")
+        if not 1 <= missing_values_bin_idx <= 255:
+            raise ValueError("missing_values_bin_idx must be in [1, 255].")
+        if hasattr(X_binned, "split") and hasattr(X_binned, "root_histogram"):
+            rows = X_binned
+        else:
+            rows = NodeRows(X_binned, missing_values_bin_idx)
+        n_features = rows.n_features
         n_bins_non_missing = np.asarray(n_bins_non_missing, dtype=np.uint32)
         if n_bins_non_missing.shape != (n_features,):
             raise ValueError("n_bins_non_missing must have one entry per feature.")
-        if not 1 <= missing_values_bin_idx <= 255:
-            raise ValueError("missing_values_bin_idx must be in [1, 255].")
         if np.any(n_bins_non_missing > missing_values_bin_idx):
             raise ValueError("n_bins_non_missing must not exceed missing_values_bin_idx.")
         if max_leaf_nodes is not None and max_leaf_nodes < 2:
@@ -181,7 +176,7 @@ class TreeGrower:
             raise ValueError(f"shrinkage must be > 0, got {shrinkage}.")
         if bin_thresholds is not None and len(bin_thresholds) != n_features:
             raise ValueError("bin_thresholds must have one array per feature.")
-        self.X_binned = X_binned
+        self.rows = rows
         self.n_bins_non_missing = n_bins_non_missing
         self.has_missing_values = np.asarray(has_missing_values, dtype=bool)
         self.missing_values_bin_idx = int(missing_values_bin_idx)
@@ -193,20 +188,20 @@ class TreeGrower:
         self.l2_regularization = float(l2_regularization)
         self.min_gain_to_split = float(min_gain_to_split)
         self.shrinkage = float(shrinkage)
-        # Buffers reused by every tree.
+        # The histogram pool, reused by every tree.
         n_bins = self.missing_values_bin_idx + 1
         n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
-        self._indices = np.empty(n_samples, dtype=np.int32)
-        self._scratch = np.empty(n_samples, dtype=np.int32)
-        self._ordered_g = np.empty(n_samples, dtype=G_H_DTYPE)
-        self._ordered_h = np.empty(n_samples, dtype=G_H_DTYPE)
-        self._all_rows = np.arange(n_samples, dtype=np.int32)
-        # Cumulative time (seconds) over all grow() calls, for profiling.
-        self.time_histograms = 0.0
         self.time_find_split = 0.0
-        self.time_partition = 0.0
         self.time_total = 0.0
+
+    @property
+    def time_histograms(self):
+        return getattr(self.rows, "time_histograms", 0.0)
+
+    @property
+    def time_partition(self):
+        return getattr(self.rows, "time_partition", 0.0)
 
     # -- histogram slot pool ------------------------------------------------
     def _take_slot(self):
@@ -217,17 +212,6 @@ class TreeGrower:
         self._histograms = np.concatenate([old, np.zeros_like(old)])
         self._free_slots.extend(range(2 * old.shape[0] - 1, old.shape[0], -1))
         return old.shape[0]
-
-    def _build_node_histogram(self, rows, gradients, hessians, hist):
-        """Gather the rows' gradients and build their histogram into ``hist``."""
-        og = self._ordered_g
-        if self._const_hessian is not None:
-            _gather_gradients_only(rows, gradients, og)
-            _build_histogram_const(self.X_binned, rows, og, self._const_hessian, self._mask, hist)
-        else:
-            oh = self._ordered_h
-            _gather_gradients(rows, gradients, hessians, og, oh)
-            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist)
 
     def _splittable(self, count, sum_h, depth):
         if self.max_depth is not None and depth >= self.max_depth:
@@ -258,6 +242,7 @@ class TreeGrower:
         ----------
         gradients : ndarray of shape (n_samples,), dtype float32
             Gradients of all rows (rows outside ``sample_indices`` are ignored).
+            None when ``rows`` keeps the gradients itself.
         hessians : ndarray of shape (n_samples,), dtype float32
             Hessians of all rows.
         sample_indices : ndarray of shape (n_used,) of int, default=None
@@ -280,106 +265,57 @@ class TreeGrower:
 
     def _grow(self, gradients, hessians, sample_indices, feature_mask):
         tic_total = perf_counter()
-        X = self.X_binned
-        n_samples, n_features = X.shape
-        gradients = np.asarray(gradients)
-        hessians = np.asarray(hessians)
-        if gradients.shape != (n_samples,) or hessians.shape != (n_samples,):
-            raise ValueError(
-                f"gradients and hessians must have shape ({n_samples},), got "
-                f"{gradients.shape} and {hessians.shape}."
-            )
-        gradients = np.ascontiguousarray(gradients, dtype=G_H_DTYPE)
-        hessians = np.ascontiguousarray(hessians, dtype=G_H_DTYPE)
-        self._mask = _as_mask(feature_mask, n_features)
-        if sample_indices is None:
-            n_used = n_samples
-            indices = self._indices
-            indices[:] = self._all_rows
-        else:
-            sample_indices = np.asarray(sample_indices)
-            if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
-                raise ValueError("sample_indices must be a 1-d integer array.")
-            n_used = sample_indices.shape[0]
-            if n_used == 0:
-                raise ValueError("sample_indices must not be empty.")
-            if sample_indices.min() < 0 or sample_indices.max() >= n_samples:
-                raise ValueError("sample_indices has rows out of range [0, n_samples).")
-            indices = self._indices[:n_used]
-            indices[:] = sample_indices
+        rows = self.rows
+        self._mask = _as_mask(feature_mask, rows.n_features)
+        n_used, sum_g, sum_h = rows.start(gradients, hessians, sample_indices, self._mask)
         self._heap = []
         self._free_slots = list(range(self._histograms.shape[0] - 1, -1, -1))
         hists = self._histograms
 
-        og, oh = self._ordered_g, self._ordered_h
-        if sample_indices is None:
-            g_used, h_used = gradients, hessians
-        else:
-            _gather_gradients(indices, gradients, hessians, og, oh)
-            g_used, h_used = og[:n_used], oh[:n_used]
-        sum_g = float(np.sum(g_used, dtype=np.float64))
-        sum_h = float(np.sum(h_used, dtype=np.float64))
-        # Constant hessians (least squares): histograms only need (g, count).
-        is_const, h_value = _constant_value(h_used)
-        self._const_hessian = h_value if is_const else None
-        root = dict(id=0, start=0, stop=n_used, count=n_used, sum_g=sum_g, sum_h=sum_h,
-                    depth=0, slot=-1, split=None, left=-1, right=-1)
+        root = dict(id=0, count=n_used, sum_g=sum_g, sum_h=sum_h, depth=0, slot=-1,
+                    split=None, left=-1, right=-1)
         nodes = [root]
         n_leaves = 1
         max_leaves = self.max_leaf_nodes
         if self._splittable(n_used, sum_h, 0):
             root["slot"] = self._take_slot()
-            tic = perf_counter()
-            hist = hists[root["slot"]]
-            if sample_indices is not None:
-                self._build_node_histogram(indices, gradients, hessians, hist)
-            elif self._const_hessian is not None:
-                _build_histogram_root_const(X, gradients, self._const_hessian, self._mask, hist)
-            else:
-                _build_histogram_root(X, gradients, hessians, self._mask, hist)
-            self.time_histograms += perf_counter() - tic
+            rows.root_histogram(hists[root["slot"]])
             self._find_split(root)
 
-        missing_bin = self.missing_values_bin_idx
         while self._heap and (max_leaves is None or n_leaves < max_leaves):
             _, node_id = heapq.heappop(self._heap)
             node = nodes[node_id]
             gain, feat, bin_thr, mleft, gl, hl, cl = node["split"]
-            start, stop = node["start"], node["stop"]
-            tic = perf_counter()
-            n_left = _partition(indices[start:stop], X, feat, bin_thr, mleft, missing_bin,
-                                self._scratch)
-            self.time_partition += perf_counter() - tic
             depth = node["depth"] + 1
-            left = dict(id=len(nodes), start=start, stop=start + n_left, count=n_left,
-                        sum_g=gl, sum_h=hl, depth=depth, slot=-1, split=None, left=-1,
-                        right=-1)
-            right = dict(id=len(nodes) + 1, start=start + n_left, stop=stop,
-                         count=stop - start - n_left, sum_g=node["sum_g"] - gl,
-                         sum_h=node["sum_h"] - hl, depth=depth, slot=-1, split=None,
-                         left=-1, right=-1)
+            left = dict(id=len(nodes), count=int(cl), sum_g=gl, sum_h=hl, depth=depth,
+                        slot=-1, split=None, left=-1, right=-1)
+            right = dict(id=len(nodes) + 1, count=node["count"] - int(cl),
+                         sum_g=node["sum_g"] - gl, sum_h=node["sum_h"] - hl, depth=depth,
+                         slot=-1, split=None, left=-1, right=-1)
             nodes.append(left)
             nodes.append(right)
             node["left"], node["right"] = left["id"], right["id"]
             n_leaves += 1
             parent_slot = node["slot"]
             node["slot"] = -1
+            split = (node_id, feat, bin_thr, mleft, left["id"], right["id"])
             if max_leaves is not None and n_leaves >= max_leaves:
                 # No further split will happen: skip the children's histograms.
+                rows.split(*split)
                 self._free_slots.append(parent_slot)
                 break
+            # The split's counts come from the histogram, so the smaller child
+            # is known before any row moves.
             if left["count"] <= right["count"]:
                 small, large = left, right
             else:
                 small, large = right, left
             small_ok = self._splittable(small["count"], small["sum_h"], depth)
             large_ok = self._splittable(large["count"], large["sum_h"], depth)
-            tic = perf_counter()
             if large_ok:
                 # Build the smaller child, derive the larger in the parent's slot.
                 small_slot = self._take_slot()
-                rows = indices[small["start"]:small["stop"]]
-                self._build_node_histogram(rows, gradients, hessians, hists[small_slot])
+                rows.split(*split, small["id"], hists[small_slot])
                 _subtract_histograms(hists[parent_slot], hists[small_slot], hists[parent_slot])
                 large["slot"] = parent_slot
                 if small_ok:
@@ -387,27 +323,24 @@ class TreeGrower:
                 else:
                     self._free_slots.append(small_slot)
             elif small_ok:
-                rows = indices[small["start"]:small["stop"]]
-                self._build_node_histogram(rows, gradients, hessians, hists[parent_slot])
+                rows.split(*split, small["id"], hists[parent_slot])
                 small["slot"] = parent_slot
             else:
+                rows.split(*split)
                 self._free_slots.append(parent_slot)
-            self.time_histograms += perf_counter() - tic
             for child in (left, right):
                 if child["slot"] >= 0:
                     self._find_split(child)
-        tree = self._finalize(nodes, n_used)
+        tree = self._finalize(nodes)
         self.time_total += perf_counter() - tic_total
         return tree
 
-    def _finalize(self, nodes, n_used):
+    def _finalize(self, nodes):
         """Turn the list of node dicts into the flat NODE_DTYPE array."""
         n_nodes = len(nodes)
         out = np.zeros(n_nodes, dtype=NODE_DTYPE)
         leaf_ids = [nd["id"] for nd in nodes if nd["left"] < 0]
         n_leaves = len(leaf_ids)
-        leaf_starts = np.empty(n_leaves, dtype=np.int64)
-        leaf_stops = np.empty(n_leaves, dtype=np.int64)
         leaf_values = np.empty(n_leaves, dtype=np.float64)
         l2 = self.l2_regularization
         k = 0
@@ -423,8 +356,6 @@ class TreeGrower:
                 rec["feature_idx"] = -1
                 rec["left"] = rec["right"] = -1
                 rec["num_threshold"] = np.nan
-                leaf_starts[k] = nd["start"]
-                leaf_stops[k] = nd["stop"]
                 leaf_values[k] = value
                 k += 1
             else:
@@ -441,9 +372,10 @@ class TreeGrower:
                     thr = self.bin_thresholds[feat]
                     # The last value bin as threshold means "all values left".
                     rec["num_threshold"] = thr[bin_thr] if bin_thr < len(thr) else np.inf
+        partitioned_indices, leaf_starts, leaf_stops = self.rows.leaf_assignment(leaf_ids)
         return GrownTree(
             nodes=out,
-            partitioned_indices=self._indices[:n_used].copy(),
+            partitioned_indices=partitioned_indices,
             leaf_starts=leaf_starts,
             leaf_stops=leaf_stops,
             leaf_values=leaf_values,

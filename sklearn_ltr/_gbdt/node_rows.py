@@ -1,0 +1,225 @@
+"""The training rows of the tree being grown, grouped by node.
+
+:class:`TreeGrower` decides the shape of a tree from histograms alone: which
+leaf to split next, on which feature and bin, and with what leaf values. The
+rows themselves (which rows sit in which node, and the histograms built from
+them) are kept by a *node-rows* object. :class:`NodeRows` keeps them in this
+process. A data-parallel fit gives the grower an object with the same methods
+whose rows live on several workers and whose histograms are the sums of the
+workers' histograms (``sklearn_ltr._distributed``); the grower cannot tell
+the difference.
+
+The methods, in the order the grower calls them for one tree:
+
+- ``start(gradients, hessians, sample_indices, feature_mask)`` puts the used
+  rows in the root and returns ``(n_used, sum_gradients, sum_hessians)``;
+- ``root_histogram(hist)`` fills the root's histogram;
+- ``split(node_id, feature, bin_threshold, missing_go_to_left, left_id,
+  right_id, histogram_of, hist)`` moves a node's rows into its two children
+  and, if ``histogram_of`` is one of them, fills ``hist`` with its histogram;
+- ``leaf_assignment(leaf_ids)`` returns the rows of each leaf.
+"""
+
+from time import perf_counter
+
+import numpy as np
+
+from .common import G_H_DTYPE, X_BINNED_DTYPE
+from .histogram import (
+    _build_histogram,
+    _build_histogram_const,
+    _build_histogram_root,
+    _build_histogram_root_const,
+    _constant_value,
+    _gather_gradients,
+    _gather_gradients_only,
+)
+from .splitting import _partition
+
+__all__ = ["NodeRows"]
+
+
+class NodeRows:
+    """Rows of the tree being grown, grouped by node, held in this process.
+
+    Row indices live in one buffer, partitioned in place: the rows of a node
+    are a contiguous range of it, and splitting a node reorders its range so
+    that the left child's rows come first (as in LightGBM's data partition).
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        Binned training data, Fortran-ordered (as returned by
+        :meth:`BinMapper.transform`); a C-ordered array is copied.
+    missing_values_bin_idx : int
+        Bin of missing values.
+
+    Attributes
+    ----------
+    time_histograms, time_partition : float
+        Seconds spent, summed over all trees, in building histograms
+        (gathers included) and in partitioning rows.
+    """
+
+    def __init__(self, X_binned, missing_values_bin_idx):
+        X_binned = np.asarray(X_binned)
+        if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
+            raise ValueError("X_binned must be a 2-d uint8 array.")
+        if not X_binned.flags.f_contiguous:
+            X_binned = np.asfortranarray(X_binned)
+        n_samples = X_binned.shape[0]
+        if n_samples >= 2**31:
+            raise ValueError("X_binned has too many rows (at most 2**31 - 1).")
+        self.X_binned = X_binned
+        self.missing_values_bin_idx = int(missing_values_bin_idx)
+        # Buffers reused by every tree.
+        self._indices = np.empty(n_samples, dtype=np.int32)
+        self._scratch = np.empty(n_samples, dtype=np.int32)
+        self._ordered_g = np.empty(n_samples, dtype=G_H_DTYPE)
+        self._ordered_h = np.empty(n_samples, dtype=G_H_DTYPE)
+        self._all_rows = np.arange(n_samples, dtype=np.int32)
+        self.time_histograms = 0.0
+        self.time_partition = 0.0
+
+    @property
+    def n_samples(self):
+        return self.X_binned.shape[0]
+
+    @property
+    def n_features(self):
+        return self.X_binned.shape[1]
+
+    def start(self, gradients, hessians, sample_indices, feature_mask):
+        """Put the rows used by the next tree in its root.
+
+        Parameters
+        ----------
+        gradients, hessians : ndarray of shape (n_samples,), dtype float32
+            Gradients and hessians of all rows.
+        sample_indices : ndarray of int or None
+            Rows used by the tree, or None for all rows.
+        feature_mask : ndarray of shape (n_features,), dtype uint8
+            Features the tree may split on (histograms skip the others).
+
+        Returns
+        -------
+        n_used : int
+        sum_gradients, sum_hessians : float
+            Sums over the used rows, in float64.
+        """
+        n_samples = self.n_samples
+        gradients = np.asarray(gradients)
+        hessians = np.asarray(hessians)
+        if gradients.shape != (n_samples,) or hessians.shape != (n_samples,):
+            raise ValueError(
+                f"gradients and hessians must have shape ({n_samples},), got "
+                f"{gradients.shape} and {hessians.shape}."
+            )
+        self._gradients = np.ascontiguousarray(gradients, dtype=G_H_DTYPE)
+        self._hessians = np.ascontiguousarray(hessians, dtype=G_H_DTYPE)
+        self._mask = feature_mask
+        if sample_indices is None:
+            n_used = n_samples
+            self._indices[:] = self._all_rows
+            g_used, h_used = self._gradients, self._hessians
+        else:
+            sample_indices = np.asarray(sample_indices)
+            if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
+                raise ValueError("sample_indices must be a 1-d integer array.")
+            n_used = sample_indices.shape[0]
+            if n_used == 0:
+                raise ValueError("sample_indices must not be empty.")
+            if sample_indices.min() < 0 or sample_indices.max() >= n_samples:
+                raise ValueError("sample_indices has rows out of range [0, n_samples).")
+            self._indices[:n_used] = sample_indices
+            _gather_gradients(self._indices[:n_used], self._gradients, self._hessians,
+                              self._ordered_g, self._ordered_h)
+            g_used, h_used = self._ordered_g[:n_used], self._ordered_h[:n_used]
+        self._sampled = sample_indices is not None
+        self._ranges = {0: (0, n_used)}
+        # Constant hessians (least squares): histograms only need (g, count).
+        is_const, h_value = _constant_value(h_used)
+        self._const_hessian = h_value if is_const else None
+        sum_g = float(np.sum(g_used, dtype=np.float64))
+        sum_h = float(np.sum(h_used, dtype=np.float64))
+        return n_used, sum_g, sum_h
+
+    def root_histogram(self, hist):
+        """Fill ``hist`` with the histogram of the root's rows."""
+        tic = perf_counter()
+        if self._sampled:
+            self._node_histogram(0, hist)
+        elif self._const_hessian is not None:
+            _build_histogram_root_const(self.X_binned, self._gradients, self._const_hessian,
+                                        self._mask, hist)
+        else:
+            _build_histogram_root(self.X_binned, self._gradients, self._hessians, self._mask,
+                                  hist)
+        self.time_histograms += perf_counter() - tic
+
+    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
+              histogram_of=-1, hist=None):
+        """Move the rows of ``node_id`` into its children.
+
+        Parameters
+        ----------
+        node_id, left_id, right_id : int
+            The node split and the ids given to its children.
+        feature, bin_threshold, missing_go_to_left : int
+            The split: rows with ``X_binned[:, feature] <= bin_threshold`` go
+            left, the missing-value bin goes left iff ``missing_go_to_left``.
+        histogram_of : int, default=-1
+            ``left_id`` or ``right_id`` to fill ``hist`` with that child's
+            histogram; -1 for none.
+        hist : ndarray of shape (n_features, n_bins, 4), dtype float64, default=None
+            Output histogram.
+
+        Returns
+        -------
+        n_left : int
+            Number of rows that went left.
+        """
+        start, stop = self._ranges.pop(node_id)
+        tic = perf_counter()
+        n_left = _partition(self._indices[start:stop], self.X_binned, feature, bin_threshold,
+                            missing_go_to_left, self.missing_values_bin_idx, self._scratch)
+        self.time_partition += perf_counter() - tic
+        self._ranges[left_id] = (start, start + n_left)
+        self._ranges[right_id] = (start + n_left, stop)
+        if histogram_of >= 0:
+            tic = perf_counter()
+            self._node_histogram(histogram_of, hist)
+            self.time_histograms += perf_counter() - tic
+        return n_left
+
+    def _node_histogram(self, node_id, hist):
+        start, stop = self._ranges[node_id]
+        rows = self._indices[start:stop]
+        og = self._ordered_g
+        if self._const_hessian is not None:
+            _gather_gradients_only(rows, self._gradients, og)
+            _build_histogram_const(self.X_binned, rows, og, self._const_hessian, self._mask, hist)
+        else:
+            oh = self._ordered_h
+            _gather_gradients(rows, self._gradients, self._hessians, og, oh)
+            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist)
+
+    def leaf_assignment(self, leaf_ids):
+        """Rows of each leaf of the finished tree.
+
+        Parameters
+        ----------
+        leaf_ids : sequence of int
+            Node ids of the leaves.
+
+        Returns
+        -------
+        partitioned_indices : ndarray of shape (n_used,), dtype int32
+            The used rows, grouped by leaf (a copy).
+        leaf_starts, leaf_stops : ndarray of shape (n_leaves,), dtype int64
+            Range of each leaf's rows in ``partitioned_indices``.
+        """
+        ranges = np.array([self._ranges[leaf] for leaf in leaf_ids], dtype=np.int64)
+        ranges = ranges.reshape(len(leaf_ids), 2)
+        n_used = int(ranges[:, 1].max()) if len(leaf_ids) else 0
+        return self._indices[:n_used].copy(), ranges[:, 0].copy(), ranges[:, 1].copy()
