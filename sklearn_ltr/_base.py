@@ -339,20 +339,9 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         elif y_val is not None or qid_val is not None:
             raise ValueError("y_val or qid_val was given without X_val.")
 
-        warm = self.warm_start and hasattr(self, "_booster")
-        if warm:
-            if self.n_estimators < self.n_iter_:
-                raise ValueError(
-                    f"n_estimators={self.n_estimators} must be at least the number of "
-                    f"trees already fitted ({self.n_iter_}) when warm_start=True."
-                )
-            if self.n_estimators == self.n_iter_:
-                return self
-        else:
-            # Seeds are drawn once, at the first fit, and reused on warm starts,
-            # so that 50 + 50 trees reproduce 100 trees exactly.
-            rng = check_random_state(self.random_state)
-            self._random_seed = int(rng.randint(np.iinfo(np.int32).max))
+        warm, nothing_to_add = self._begin_fit()
+        if nothing_to_add:
+            return self
 
         order, offsets, _ = group_queries(qid)
         n_samples = X.shape[0]
@@ -374,12 +363,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         validation = None
         if self.do_early_stopping_:
             if has_validation_set:
-                val_order, val_offsets, _ = group_queries(qid_val)
-                validation = (
-                    bin_mapper.transform(X_val, row_order=val_order),
-                    y_val[val_order],
-                    val_offsets,
-                )
+                validation = self._binned_validation_set(X_val, y_val, qid_val)
             elif val_queries is not None:
                 val_rows, val_offsets = rows_of_queries(offsets, val_queries, order)
                 validation = (bin_mapper.transform(X, row_order=val_rows), y[val_rows], val_offsets)
@@ -388,15 +372,61 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
         extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
         objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
+        return self._boost(
+            TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
+            objective_name=objective.name,
+            baseline=objective.init_score(),
+            validation=validation,
+            warm=warm,
+        )
+
+    def _begin_fit(self):
+        """Check a warm start and draw the fit's seed.
+
+        Returns
+        -------
+        warm : bool
+            True if trees are added to a fitted model.
+        nothing_to_add : bool
+            True if a warm start already has ``n_estimators`` trees.
+        """
+        warm = self.warm_start and hasattr(self, "_booster")
+        if warm:
+            if self.n_estimators < self.n_iter_:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be at least the number of "
+                    f"trees already fitted ({self.n_iter_}) when warm_start=True."
+                )
+            return True, self.n_estimators == self.n_iter_
+        # Seeds are drawn once, at the first fit, and reused on warm starts,
+        # so that 50 + 50 trees reproduce 100 trees exactly.
+        rng = check_random_state(self.random_state)
+        self._random_seed = int(rng.randint(np.iinfo(np.int32).max))
+        return False, False
+
+    def _binned_validation_set(self, X_val, y_val, qid_val):
+        """A validated validation set as the booster takes it: binned rows
+        grouped by query, labels, offsets."""
+        val_order, val_offsets, _ = group_queries(qid_val)
+        return (
+            self._bin_mapper.transform(X_val, row_order=val_order),
+            y_val[val_order],
+            val_offsets,
+        )
+
+    def _boost(self, training, *, objective_name, baseline, validation, warm):
+        """Run the boosting loop on prepared training data (in this process or
+        on Dask workers) and set the fitted attributes."""
+        bin_mapper = self._bin_mapper
         if not warm:
             self._booster = Booster(
-                objective_name=objective.name,
-                baseline=objective.init_score(),
-                n_features=X.shape[1],
+                objective_name=objective_name,
+                baseline=baseline,
+                n_features=self.n_features_in_,
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
         self._booster.boost(
-            TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
+            training,
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
             tree_params=self._tree_params(),
@@ -414,7 +444,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.n_iter_ = self._booster.n_trees
         self.train_score_ = self._booster.train_scores
         self.validation_score_ = self._booster.validation_scores
-        self.objective_ = objective.name
+        self.objective_ = objective_name
         return self
 
     def _fit_bin_mapper(self, X, train_rows):

@@ -30,14 +30,12 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.compose import exclude_qid
-from sklearn_ltr.dask import (
-    _kernel_signatures,
-    _oversubscribed_hosts,
-    _usable_cores,
-    warm_up_workers,
-)
+from sklearn_ltr.dask import warm_up_workers
+from sklearn_ltr.dask._warm_up import _kernel_signatures, _oversubscribed_hosts, _usable_cores
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import map_scorer, mrr_scorer, ndcg_scorer
+
+from _dask_cluster import FREE_HTTP_PORT, local_cluster
 
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install sklearn-ltr[dask])"
@@ -46,7 +44,6 @@ import dask  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 
 SMALL = dict(n_estimators=8, min_samples_leaf=5, random_state=0)
-_FREE_HTTP_PORT = {"dashboard_address": "127.0.0.1:0"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -67,26 +64,7 @@ def one_numba_thread_here():
 def cluster():
     """Two worker processes, warmed up; also what the warm-up returned and warned,
     and the kernels each worker had right after it."""
-    # Dask's nanny writes its pre-spawn environment (OMP_NUM_THREADS and
-    # friends, and here NUMBA_NUM_THREADS) into this process's environment
-    # before it spawns the workers; put it back afterwards so that later
-    # tests' subprocesses see what they would have seen.
-    saved_environ = dict(os.environ)
-    # One numba thread per single-threaded worker: two workers on two cores,
-    # set the way the user guide says to.
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
-        local_cluster = LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            # The scheduler serves /health and /metrics even without a
-            # dashboard, on port 8787 unless told otherwise: take a free port.
-            scheduler_kwargs=_FREE_HTTP_PORT,
-        )
-    client = Client(local_cluster)
-    try:
+    with local_cluster() as client:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             seconds = warm_up_workers(client)
@@ -96,12 +74,6 @@ def cluster():
             warm_up_warnings=[w for w in caught if issubclass(w.category, UserWarning)],
             kernels_after_warm_up=client.run(_kernel_signatures),
         )
-    finally:
-        client.close()
-        local_cluster.close()
-        for key in set(os.environ) - set(saved_environ):
-            del os.environ[key]
-        os.environ.update(saved_environ)
 
 
 @pytest.fixture(scope="module")
@@ -306,7 +278,7 @@ def test_warm_up_workers_warns_about_oversubscription():
     expect_warning = numba_threads > 1 and 2 * numba_threads > _usable_cores()
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
                       protocol="tcp://", dashboard_address=None,
-                      scheduler_kwargs=_FREE_HTTP_PORT) as cluster, Client(cluster) as local_client:
+                      scheduler_kwargs=FREE_HTTP_PORT) as cluster, Client(cluster) as local_client:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             seconds = warm_up_workers(local_client)

@@ -97,7 +97,7 @@ class NodeRows:
         gradients, hessians : ndarray of shape (n_samples,), dtype float32
             Gradients and hessians of all rows.
         sample_indices : ndarray of int or None
-            Rows used by the tree, or None for all rows.
+            Rows used by the tree (possibly none), or None for all rows.
         feature_mask : ndarray of shape (n_features,), dtype uint8
             Features the tree may split on (histograms skip the others).
 
@@ -127,9 +127,9 @@ class NodeRows:
             if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
                 raise ValueError("sample_indices must be a 1-d integer array.")
             n_used = sample_indices.shape[0]
-            if n_used == 0:
-                raise ValueError("sample_indices must not be empty.")
-            if sample_indices.min() < 0 or sample_indices.max() >= n_samples:
+            # An empty sample is valid: a worker may own none of the queries
+            # sampled for a tree; it then contributes empty histograms.
+            if n_used and (sample_indices.min() < 0 or sample_indices.max() >= n_samples):
                 raise ValueError("sample_indices has rows out of range [0, n_samples).")
             self._indices[:n_used] = sample_indices
             _gather_gradients(self._indices[:n_used], self._gradients, self._hessians,

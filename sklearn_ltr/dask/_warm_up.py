@@ -27,9 +27,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
 
-from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from .calibration import CalibratedRanker
-from .metrics import map_score, mrr_score, ndcg_score
+from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from ..calibration import CalibratedRanker
+from ..metrics import map_score, mrr_score, ndcg_score
 
 __all__ = ["warm_up_workers"]
 

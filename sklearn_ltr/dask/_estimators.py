@@ -1,0 +1,341 @@
+"""Rankers trained data-parallel on a Dask cluster."""
+
+from functools import partial
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import _BINNING_SUBSAMPLE
+from .._gbdt.binning import BinMapper
+from .._queries import resolve_qid
+from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from ._partitions import is_dask_collection, partition_tasks, query_spanning_partitions
+from ._shard import DistributedNodeRows, DistributedTrainingData, TrainingShard
+
+__all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker"]
+
+
+def _gather(futures):
+    return [future.result() for future in futures]
+
+
+def _compute_if_dask(value):
+    return value.compute() if is_dask_collection(value) else value
+
+
+def _predict_partition(model, part):
+    import pandas as pd
+
+    return pd.Series(model.predict(part), index=part.index, dtype=np.float64)
+
+
+def _predict_block(model, block):
+    return model.predict(block)
+
+
+class _DaskRankerMixin:
+    """Data-parallel ``fit`` on Dask collections for a ranker class.
+
+    ``fit`` on dask collections runs on the workers that hold the
+    partitions; on in-memory data it is the ranker's own ``fit``. Every
+    other method is the ranker's.
+    """
+
+    _local_class = None
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, sample_weight=None, X_val=None, y_val=None, qid_val=None):
+        """Fit the ranker on the workers that hold the data.
+
+        Parameters
+        ----------
+        X : dask DataFrame or dask Array of shape (n_samples, n_features)
+            Training rows, partitioned so that no query spans two partitions
+            (see :func:`repartition_by_query`). A DataFrame may carry the
+            query ids in a ``"qid"`` column. In-memory data (NumPy, pandas,
+            SciPy) is fitted in this process, as by the ranker's own ``fit``.
+        y : dask Series or dask Array of shape (n_samples,)
+            Graded, non-negative relevance labels, partitioned like ``X``.
+        qid : dask Series or dask Array of shape (n_samples,), default=None
+            Query ids, partitioned like ``X``; required unless ``X`` has a
+            ``"qid"`` column.
+        sample_weight : dask Series or dask Array of shape (n_samples,), default=None
+            Per-row weights, partitioned like ``X``.
+        X_val, y_val, qid_val : default=None
+            Validation set for early stopping, in memory or as dask
+            collections (it is brought to the client, which scores it after
+            every tree). Early stopping happens only with a validation set.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        if not is_dask_collection(X):
+            return self._local_class.fit(
+                self, X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val,
+                qid_val=qid_val,
+            )
+        from distributed import default_client, wait
+
+        client = default_client()
+        has_validation_set = X_val is not None
+        if self.early_stopping is True and not has_validation_set:
+            raise ValueError(
+                f"{type(self).__name__} stops early only on a validation set given as "
+                "X_val, y_val, qid_val (validation_fraction is not used on Dask)."
+            )
+        warm, nothing_to_add = self._begin_fit()
+        if nothing_to_add:
+            return self
+        self._check_columns(X)
+
+        parts = client.compute(partition_tasks(X, y, qid, sample_weight))
+        wait(parts)
+        for part in parts:
+            if part.status == "error":
+                part.result()  # raises the partition's error here
+        holders = client.who_has(parts)
+        parts_of_worker = {}
+        for part in parts:
+            parts_of_worker.setdefault(holders[part.key][0], []).append(part)
+        shard_futures = [
+            client.submit(TrainingShard, *worker_parts, workers=[worker],
+                          allow_other_workers=False, actor=True)
+            for worker, worker_parts in sorted(parts_of_worker.items())
+        ]
+        shards = [future.result() for future in shard_futures]
+        self._fit_workers = sorted(parts_of_worker)
+        summaries = _gather([shard.summary() for shard in shards])
+        self._check_summaries(summaries)
+        training_rows = self._number_rows(shards, summaries)
+
+        if not warm:
+            self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
+        infos = _gather([
+            shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()))
+            for shard in shards
+        ])
+        del parts, parts_of_worker  # the shards keep binned rows only
+        objective_name, baseline = infos[0]
+        if any(info != infos[0] for info in infos):
+            raise RuntimeError(f"the shards made different objectives: {infos}")
+
+        self.do_early_stopping_ = has_validation_set and self.early_stopping is not False
+        validation = None
+        if has_validation_set:
+            X_val, y_val, qid_val = self._prepare_validation_data(
+                _compute_if_dask(X_val), _compute_if_dask(y_val), _compute_if_dask(qid_val)
+            )
+            if self.do_early_stopping_:
+                validation = self._binned_validation_set(X_val, y_val, qid_val)
+        try:
+            return self._boost(
+                DistributedTrainingData(training_rows, training_rows.offsets),
+                objective_name=objective_name,
+                baseline=baseline,
+                validation=validation,
+                warm=warm,
+            )
+        finally:
+            del shards, shard_futures
+
+    def _check_columns(self, X):
+        """Set ``n_features_in_`` and ``feature_names_in_`` from X's columns,
+        or check them on a warm start."""
+        if hasattr(X, "columns"):
+            meta, _ = resolve_qid(X._meta, None)
+        else:
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
+            meta = np.empty((0, X.shape[1]))
+        validate_data(self, meta, reset=not (self.warm_start and hasattr(self, "_booster")),
+                      ensure_min_samples=0, ensure_all_finite=False)
+
+    def _check_summaries(self, summaries):
+        spanning = query_spanning_partitions(summaries)
+        if spanning is not None:
+            raise ValueError(
+                f"query {spanning!r} has rows in more than one partition; distributed "
+                "training needs whole queries in each partition. Repartition with "
+                "sklearn_ltr.dask.repartition_by_query(df) first."
+            )
+        widths = {s["n_features"] for s in summaries if s["sizes"].size}
+        if widths != {self.n_features_in_}:
+            raise ValueError(
+                f"the partitions of X have {sorted(widths)} columns (without qid), "
+                f"expected {self.n_features_in_}."
+            )
+        if sum(s["sizes"].sum() for s in summaries) == 0:
+            raise ValueError("X has no rows; fit needs at least one query with one row.")
+
+    def _number_rows(self, shards, summaries):
+        """Number all rows as a single-process fit does (queries in sorted id
+        order, rows of a query in input order) and tell each shard where its
+        rows are."""
+        qids = np.concatenate([s["qids"] for s in summaries])
+        sizes = np.concatenate([s["sizes"] for s in summaries]).astype(np.int64)
+        shard_of_query = np.repeat(np.arange(len(shards)), [len(s["qids"]) for s in summaries])
+        local_starts = np.concatenate(
+            [np.concatenate(([0], np.cumsum(s["sizes"])[:-1])) for s in summaries]
+        ).astype(np.int64)
+        try:
+            order = np.argsort(qids, kind="stable")
+        except TypeError as exc:
+            raise ValueError(
+                f"qid values must be mutually comparable; got mixed types: {exc}"
+            ) from None
+        offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
+        global_starts = np.empty_like(offsets[:-1])
+        global_starts[order] = offsets[:-1]
+        bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
+        _gather([
+            shard.set_global_queries(global_starts[bounds[k]:bounds[k + 1]])
+            for k, shard in enumerate(shards)
+        ])
+        n_samples = int(offsets[-1])
+        ordered_sizes = sizes[order]
+        shard_of_position = np.repeat(shard_of_query[order], ordered_sizes).astype(np.int32)
+        local_of_position = (
+            np.repeat(local_starts[order] - offsets[:-1], ordered_sizes) + np.arange(n_samples)
+        )
+        rows = DistributedNodeRows(shards, n_samples, self.n_features_in_, shard_of_position,
+                                   local_of_position)
+        rows.offsets = offsets
+        return rows
+
+    def _fit_bin_mapper_on_shards(self, training_rows):
+        """Bin thresholds from the rows a single-process fit would sample,
+        gathered once from the shards."""
+        n_samples = training_rows.n_samples
+        positions = np.arange(n_samples)
+        if n_samples > _BINNING_SUBSAMPLE:
+            rng = np.random.default_rng([self._random_seed, 1])
+            positions = np.sort(rng.choice(positions, _BINNING_SUBSAMPLE, replace=False))
+        owner = training_rows._shard_of_position[positions]
+        local = training_rows._local_of_position[positions]
+        samples = _gather([
+            shard.rows_at(local[owner == k]) for k, shard in enumerate(training_rows.shards)
+        ])
+        return BinMapper(max_bins=self.max_bins, subsample=None).fit(np.concatenate(samples))
+
+    def predict(self, X):
+        """Relevance scores, one per row; lazily per partition for dask input.
+
+        Parameters
+        ----------
+        X : dask DataFrame, dask Array, or in-memory data of shape (n_samples, n_features)
+            A ``"qid"`` column of a DataFrame is ignored.
+
+        Returns
+        -------
+        scores : dask Series, dask Array or ndarray of shape (n_samples,)
+            Of the same kind as ``X``.
+        """
+        if not is_dask_collection(X):
+            return super().predict(X)
+        model = self.to_local()
+        if hasattr(X, "columns"):
+            return X.map_partitions(partial(_predict_partition, model),
+                                    meta=("score", np.float64))
+        if X.ndim == 2 and len(X.chunks[1]) > 1:
+            X = X.rechunk({1: -1})
+        return X.map_blocks(partial(_predict_block, model), drop_axis=1, dtype=np.float64)
+
+    def to_local(self):
+        """The fitted model as the ordinary ranker class, with no tie to Dask.
+
+        Returns
+        -------
+        ranker : LambdaMARTRanker, XENDCGRanker or ListNetRanker
+            Same parameters and trees; predictions are identical.
+        """
+        check_is_fitted(self, "_booster")
+        params = self.get_params()
+        local = self._local_class(**params)
+        for name, value in vars(self).items():
+            if name not in params and name != "_fit_workers":
+                setattr(local, name, value)
+        return local
+
+    def save_model(self, path):
+        """Write the model as :meth:`to_local` would; it loads as the ordinary
+        ranker class.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file object
+        """
+        self.to_local().save_model(path)
+
+
+class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
+    """LambdaMART trained data-parallel on a Dask cluster.
+
+    Every worker that holds partitions of the training data keeps their
+    rows, bins them with thresholds shared by all workers, computes the
+    lambda gradients of its own queries and the histograms of its own rows.
+    The client adds the workers' histograms, chooses each split, and keeps
+    the trees, so the model is the one a single process would fit on all
+    rows with the same parameters (only the order of floating-point
+    additions differs). Parameters, attributes and methods are those of
+    :class:`~sklearn_ltr.LambdaMARTRanker`; ``fit`` takes dask collections
+    partitioned so that every query lies in one partition.
+
+    Differences from the in-memory ranker: early stopping needs an explicit
+    ``X_val, y_val, qid_val`` (``early_stopping="auto"`` means "if one is
+    given"; ``validation_fraction`` is not used); ``y_secondary`` and sparse
+    input are not supported; the fit uses the current ``distributed.Client``.
+
+    See Also
+    --------
+    sklearn_ltr.LambdaMARTRanker : The same model in one process.
+    repartition_by_query : Make partitions of whole queries.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd  # doctest: +SKIP
+    >>> from distributed import Client, LocalCluster  # doctest: +SKIP
+    >>> from sklearn_ltr.dask import DaskLambdaMARTRanker, repartition_by_query
+    >>> from sklearn_ltr.datasets import make_ranking, to_frame
+    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
+    >>> X, y, qid = make_ranking(n_queries=200, random_state=0)
+    >>> frame = to_frame(X, qid).assign(label=y)
+    >>> ddf = repartition_by_query(dd.from_pandas(frame, npartitions=4))  # doctest: +SKIP
+    >>> ranker = DaskLambdaMARTRanker(n_estimators=50)  # doctest: +SKIP
+    >>> ranker.fit(ddf.drop(columns="label"), ddf["label"])  # doctest: +SKIP
+    >>> local = ranker.to_local()  # doctest: +SKIP
+    """
+
+    _local_class = LambdaMARTRanker
+
+
+class DaskXENDCGRanker(_DaskRankerMixin, XENDCGRanker):
+    """XE-NDCG ranker trained data-parallel on a Dask cluster.
+
+    As :class:`DaskLambdaMARTRanker`, with the objective of
+    :class:`~sklearn_ltr.XENDCGRanker`. Each worker draws the random targets
+    (gamma) of its own rows as a single process would draw them for those
+    rows, so the model is again the single-process one.
+
+    See Also
+    --------
+    sklearn_ltr.XENDCGRanker : The same model in one process.
+    """
+
+    _local_class = XENDCGRanker
+
+
+class DaskListNetRanker(_DaskRankerMixin, ListNetRanker):
+    """ListNet ranker trained data-parallel on a Dask cluster.
+
+    As :class:`DaskLambdaMARTRanker`, with the objective of
+    :class:`~sklearn_ltr.ListNetRanker`.
+
+    See Also
+    --------
+    sklearn_ltr.ListNetRanker : The same model in one process.
+    """
+
+    _local_class = ListNetRanker

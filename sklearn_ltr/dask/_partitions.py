@@ -1,0 +1,147 @@
+"""Dask collections into partitions of whole queries, and back."""
+
+import numpy as np
+
+__all__ = ["repartition_by_query"]
+
+
+def _is_dask_dataframe(obj):
+    return hasattr(obj, "map_partitions") and hasattr(obj, "npartitions")
+
+
+def _is_dask_array(obj):
+    return hasattr(obj, "map_blocks") and hasattr(obj, "chunks")
+
+
+def is_dask_collection(obj):
+    """True for a dask DataFrame, Series or Array."""
+    return _is_dask_dataframe(obj) or _is_dask_array(obj)
+
+
+def _blocks(collection, name):
+    """One delayed object per row partition of a dask collection."""
+    if collection is None:
+        return None
+    if _is_dask_dataframe(collection):
+        return list(collection.to_delayed())
+    if _is_dask_array(collection):
+        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
+            collection = collection.rechunk({1: -1})
+        return list(collection.to_delayed().ravel())
+    raise TypeError(
+        f"{name} must be a dask DataFrame, Series or Array like X, got {type(collection)}."
+    )
+
+
+def _row_chunks(collection):
+    if _is_dask_array(collection):
+        return collection.chunks[0]
+    return None
+
+
+def partition_tasks(X, y, qid, sample_weight):
+    """Delayed ``make_part`` tasks, one per partition of ``X``.
+
+    ``y``, ``qid`` and ``sample_weight`` must be partitioned like ``X``
+    (as they are when they come from the same DataFrame, or from arrays with
+    the same row chunks).
+    """
+    import dask
+
+    from ._shard import make_part
+
+    blocks = {"X": _blocks(X, "X"), "y": _blocks(y, "y"), "qid": _blocks(qid, "qid"),
+              "sample_weight": _blocks(sample_weight, "sample_weight")}
+    n_parts = len(blocks["X"])
+    for name, collection in (("y", y), ("qid", qid), ("sample_weight", sample_weight)):
+        if collection is None:
+            continue
+        if len(blocks[name]) != n_parts:
+            raise ValueError(
+                f"{name} has {len(blocks[name])} partitions but X has {n_parts}; partition "
+                "them alike (e.g. take them from one DataFrame)."
+            )
+        x_chunks, other_chunks = _row_chunks(X), _row_chunks(collection)
+        if x_chunks is not None and other_chunks is not None and x_chunks != other_chunks:
+            raise ValueError(
+                f"{name} is chunked differently from X along the rows; rechunk it with "
+                f"{name}.rechunk(X.chunks[0])."
+            )
+    tasks = []
+    for p in range(n_parts):
+        tasks.append(dask.delayed(make_part, pure=True)(
+            blocks["X"][p], blocks["y"][p],
+            None if qid is None else blocks["qid"][p],
+            None if sample_weight is None else blocks["sample_weight"][p],
+        ))
+    return tasks
+
+
+def repartition_by_query(df, npartitions=None, *, qid_column="qid"):
+    """Repartition a dask DataFrame so that every query lies in one partition.
+
+    Distributed training (:class:`DaskLambdaMARTRanker` and the other Dask
+    rankers) needs each query's rows in a single partition. This hashes the
+    query ids to partitions (a shuffle) and then restores, inside each
+    partition, the input order of the rows of each query, which ``ties``
+    in metrics and LightGBM-style tie-breaking depend on.
+
+    Parameters
+    ----------
+    df : dask.dataframe.DataFrame
+        The rows, with the query ids in column ``qid_column``; the labels
+        (and weights) can be columns of it too.
+    npartitions : int, default=None
+        Number of output partitions; None keeps ``df.npartitions``.
+    qid_column : str, default="qid"
+        Name of the query id column.
+
+    Returns
+    -------
+    df : dask.dataframe.DataFrame
+        The same rows, each query in one partition, queries sorted by id
+        inside a partition and rows of a query in their input order. The
+        index is reset (0, 1, ... within each partition).
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd  # doctest: +SKIP
+    >>> from sklearn_ltr.datasets import make_ranking, to_frame
+    >>> X, y, qid = make_ranking(n_queries=20, random_state=0)
+    >>> frame = to_frame(X, qid).assign(label=y)
+    >>> ddf = dd.from_pandas(frame.sample(frac=1, random_state=0), npartitions=3)  # doctest: +SKIP
+    >>> ddf = repartition_by_query(ddf)  # doctest: +SKIP
+    >>> parts = [set(p["qid"]) for p in ddf.partitions.compute()]  # doctest: +SKIP
+    """
+    if not _is_dask_dataframe(df) or not hasattr(df, "columns"):
+        raise TypeError(
+            f"repartition_by_query takes a dask DataFrame, got {type(df)}. For a dask "
+            "Array, rechunk it along the rows at query boundaries."
+        )
+    if qid_column not in df.columns:
+        raise ValueError(f"df has no {qid_column!r} column.")
+    if npartitions is None:
+        npartitions = df.npartitions
+    row_key = "__sklearn_ltr_row__"
+    numbered = df.assign(**{row_key: 1})
+    numbered = numbered.assign(**{row_key: numbered[row_key].cumsum()})
+    shuffled = numbered.shuffle(on=qid_column, npartitions=npartitions)
+
+    def _order_rows(part):
+        part = part.sort_values([qid_column, row_key], kind="stable")
+        return part.drop(columns=[row_key]).reset_index(drop=True)
+
+    return shuffled.map_partitions(_order_rows, meta=df._meta.reset_index(drop=True))
+
+
+def query_spanning_partitions(summaries):
+    """A query id found in more than one partition, or None if there is none.
+
+    ``summaries`` are the shards' :meth:`TrainingShard.summary` results.
+    """
+    part_qids = [qids for summary in summaries for qids in summary["part_qids"]]
+    if len(part_qids) < 2:
+        return None
+    values, counts = np.unique(np.concatenate(part_qids), return_counts=True)
+    spanning = values[counts > 1]
+    return spanning[0] if spanning.size else None

@@ -1,0 +1,356 @@
+"""Data-parallel boosting: the rows live on workers, the trees on the client.
+
+Each worker holds one :class:`TrainingShard` (a Dask actor) with the whole
+queries of the partitions stored on it. A shard keeps what a single-process
+fit keeps for its rows (binned features, the objective, raw scores,
+gradients, and the rows of each node of the tree being grown: a
+:class:`~sklearn_ltr._gbdt.booster.TrainingData`). The client runs the usual
+boosting loop (:meth:`~sklearn_ltr._gbdt.booster.Booster.boost`) and the
+usual grower over :class:`DistributedTrainingData` and
+:class:`DistributedNodeRows`, which stand in for their single-process
+counterparts: every histogram the grower asks for is the sum of the shards'
+histograms, so split choices and leaf values (from summed gradients and
+hessians) are those of one process holding all rows; only the order of
+floating-point additions differs.
+
+Rows are numbered as a single-process fit numbers them: queries in sorted
+query-id order, rows of a query in their input order. A shard knows the
+global position of each of its rows; this is how it takes its share of the
+objective's random draws and how the client sends it its share of a query
+sample or of the binning sample.
+
+Nothing here imports dask: the client side only calls methods of the actor
+handles it is given, and the shard is a plain class that Dask runs as an
+actor.
+"""
+
+import numpy as np
+
+from .._base import _check_labels, _check_numeric_columns
+from .._gbdt.booster import TrainingData, objective_generator
+from .._gbdt.common import X_DTYPE, Y_DTYPE
+from .._gbdt.grower import _update_raw_predictions
+from .._gbdt.histogram import HIST_WIDTH
+from .._queries import check_qid, group_queries, resolve_qid
+
+__all__ = ["TrainingShard", "DistributedTrainingData", "DistributedNodeRows", "make_part"]
+
+# Histogram fields the workers send: sum of gradients, of hessians, count.
+_SENT_FIELDS = 3
+
+
+def make_part(X, y, qid, sample_weight):
+    """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
+
+    Runs on the worker that computes the partition. ``X`` may be a pandas
+    DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
+    """
+    X, qid = resolve_qid(X, qid)
+    _check_numeric_columns(X, "X")
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, X_DTYPE):
+        X = X.astype(X_DTYPE)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional; a partition has shape {X.shape}.")
+    n = X.shape[0]
+    y = _check_labels(np.asarray(y).reshape(-1))
+    if y.shape[0] != n:
+        raise ValueError(f"a partition of y has {y.shape[0]} labels for {n} rows of X.")
+    if qid is None:
+        raise ValueError(
+            "qid is required: pass qid=... or give X a 'qid' column; a distributed fit "
+            "cannot treat all rows as one query."
+        )
+    qid = check_qid(np.asarray(qid).reshape(-1), n)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=Y_DTYPE).reshape(-1)
+        if sample_weight.shape[0] != n:
+            raise ValueError(
+                f"a partition of sample_weight has {sample_weight.shape[0]} values for {n} rows."
+            )
+    return X, y, qid, sample_weight
+
+
+class _RowShareGenerator:
+    """A generator that hands an objective this shard's share of the draws
+    the whole training set would get.
+
+    Objectives draw one value per row (``rng.random(out=...)``, in row
+    order); the shard draws them for all rows of the fit and keeps those at
+    its rows' global positions, so the values match a single-process fit.
+    """
+
+    def __init__(self, rng, n_total, global_positions):
+        self._rng = rng
+        self._n_total = n_total
+        self._positions = global_positions
+
+    def random(self, size=None, out=None):
+        draws = self._rng.random(self._n_total)[self._positions]
+        if out is None:
+            return draws
+        out[:] = draws
+        return out
+
+
+class TrainingShard:
+    """The training rows held by one worker (run as a Dask actor).
+
+    Parameters
+    ----------
+    *parts : tuple of (X, y, qid, sample_weight)
+        The partitions stored on this worker (see :func:`make_part`), in
+        partition order. No query may span two partitions.
+    """
+
+    def __init__(self, *parts):
+        self._parts = [part for part in parts if part[0].shape[0] > 0]
+        self.n_features = parts[0][0].shape[1] if parts else 0
+        if any(part[0].shape[1] != self.n_features for part in self._parts):
+            raise ValueError("the partitions of X have different numbers of columns.")
+        if not self._parts:
+            self._qid = np.zeros(0, dtype=np.int64)
+            has_weights = False
+        else:
+            self._qid = np.concatenate([part[2] for part in self._parts])
+            has_weights = [part[3] is not None for part in self._parts]
+            if any(has_weights) and not all(has_weights):
+                raise ValueError("sample_weight is missing for some partitions.")
+            has_weights = all(has_weights)
+        self._order, self._offsets, self._unique_qids = group_queries(self._qid)
+        self._y = np.concatenate([part[1] for part in self._parts])[self._order] \
+            if self._parts else np.zeros(0)
+        self._weights = (
+            np.concatenate([part[3] for part in self._parts])[self._order] if has_weights else None
+        )
+        self.training = None
+
+    # -- set-up -------------------------------------------------------------
+
+    def summary(self):
+        """Queries and sizes, for the client's global numbering.
+
+        Returns
+        -------
+        summary : dict
+            ``part_qids``: the distinct query ids of each partition;
+            ``qids`` and ``sizes``: this shard's queries (sorted) and their
+            numbers of rows; ``n_features``; ``has_weights``.
+        """
+        return dict(
+            part_qids=[np.unique(part[2]) for part in self._parts],
+            qids=self._unique_qids,
+            sizes=np.diff(self._offsets),
+            n_features=self.n_features,
+            has_weights=self._weights is not None,
+        )
+
+    def set_global_queries(self, global_query_starts):
+        """Receive where each of this shard's queries starts in the global
+        row order (query-ordered, as a single-process fit orders rows)."""
+        sizes = np.diff(self._offsets)
+        starts = np.asarray(global_query_starts, dtype=np.int64)
+        self._global_positions = (
+            np.repeat(starts - self._offsets[:-1], sizes) + np.arange(self._offsets[-1])
+        )
+
+    def rows_at(self, local_positions):
+        """Raw feature values of some rows given by local (query-ordered)
+        positions, for the binning sample."""
+        sources = self._order[np.asarray(local_positions, dtype=np.int64)]
+        out = np.empty((sources.shape[0], self.n_features), dtype=X_DTYPE)
+        ends = np.cumsum([part[0].shape[0] for part in self._parts])
+        part_of = np.searchsorted(ends, sources, side="right")
+        starts = ends - [part[0].shape[0] for part in self._parts]
+        for p, part in enumerate(self._parts):
+            mask = part_of == p
+            out[mask] = part[0][sources[mask] - starts[p]]
+        return out
+
+    def bin_and_prepare(self, bin_mapper, estimator):
+        """Bin this shard's rows (in query order), drop the raw values, and
+        make the objective ``estimator`` would use for these queries.
+
+        Returns
+        -------
+        info : tuple (objective_name, init_score)
+        """
+        n_rows = self._qid.shape[0]
+        X_binned = np.empty((n_rows, self.n_features), dtype=np.uint8, order="F")
+        destination = np.empty(n_rows, dtype=np.int64)
+        destination[self._order] = np.arange(n_rows)
+        start = 0
+        for part in self._parts:
+            n = part[0].shape[0]
+            X_binned[destination[start:start + n]] = bin_mapper.transform(part[0])
+            start += n
+        self._parts = None  # the raw values are no longer needed
+        objective = estimator._make_objective(self._y, self._offsets, self._weights)
+        self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
+        self.node_rows = self.training.node_rows
+        return objective.name, objective.init_score()
+
+    # -- boosting -------------------------------------------------------------
+
+    def start_scores(self, baseline, trees):
+        self.training.start_scores(baseline, trees)
+
+    def compute_gradients(self, iteration, random_seed, n_total):
+        rng = _RowShareGenerator(
+            objective_generator(random_seed, iteration), n_total, self._global_positions
+        )
+        self.training.compute_gradients(iteration, random_seed, rng=rng)
+
+    def start_tree(self, local_sample, feature_mask):
+        """Put this tree's rows in the root; return their count and sums."""
+        training = self.training
+        return self.node_rows.start(
+            training.gradients, training.hessians, local_sample, feature_mask
+        )
+
+    def _histogram_buffer(self):
+        if getattr(self, "_hist", None) is None:
+            n_bins = self.node_rows.missing_values_bin_idx + 1
+            self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
+        return self._hist
+
+    def root_histogram(self):
+        hist = self._histogram_buffer()
+        self.node_rows.root_histogram(hist)
+        return hist[:, :, :_SENT_FIELDS].copy()
+
+    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
+              histogram_of):
+        hist = self._histogram_buffer() if histogram_of >= 0 else None
+        self.node_rows.split(node_id, feature, bin_threshold, missing_go_to_left, left_id,
+                             right_id, histogram_of, hist)
+        return None if hist is None else hist[:, :, :_SENT_FIELDS].copy()
+
+    def add_tree(self, nodes, leaf_ids, leaf_values, sampled):
+        training = self.training
+        if sampled:
+            training._add_binned_predictions(nodes)
+        else:
+            indices, starts, stops = self.node_rows.leaf_assignment(leaf_ids)
+            _update_raw_predictions(training.raw_scores, indices, starts, stops, leaf_values)
+
+    def choose_small_trainset(self, max_rows, random_seed):
+        self.training.choose_small_trainset(max_rows, random_seed)
+        return self.training._small_offsets.shape[0] - 1
+
+    def small_trainset_score(self, metric):
+        if self.training._small_rows.shape[0] == 0:
+            return 0.0
+        return self.training.small_trainset_score(metric)
+
+
+def _gather(futures):
+    return [future.result() for future in futures]
+
+
+class DistributedNodeRows:
+    """The rows of the tree being grown, spread over shards: the node-rows
+    interface of :class:`~sklearn_ltr._gbdt.node_rows.NodeRows`, with
+    histograms summed over the shards.
+
+    Parameters
+    ----------
+    shards : list of actor handles of TrainingShard
+    n_samples, n_features : int
+        Rows over all shards, and features.
+    shard_of_position, local_of_position : ndarray of shape (n_samples,)
+        For each global row position, its shard and its position there.
+    """
+
+    def __init__(self, shards, n_samples, n_features, shard_of_position, local_of_position):
+        self.shards = shards
+        self.n_samples = n_samples
+        self.n_features = n_features
+        self._shard_of_position = shard_of_position
+        self._local_of_position = local_of_position
+
+    def _sum_into(self, histograms, hist):
+        hist[:, :, :_SENT_FIELDS] = histograms[0]
+        for other in histograms[1:]:
+            hist[:, :, :_SENT_FIELDS] += other
+
+    def start(self, gradients, hessians, sample_indices, feature_mask):
+        if sample_indices is None:
+            local_samples = [None] * len(self.shards)
+        else:
+            sample_indices = np.asarray(sample_indices)
+            owner = self._shard_of_position[sample_indices]
+            local = self._local_of_position[sample_indices]
+            local_samples = [local[owner == k] for k in range(len(self.shards))]
+        results = _gather([
+            shard.start_tree(sample, feature_mask)
+            for shard, sample in zip(self.shards, local_samples)
+        ])
+        n_used = sum(r[0] for r in results)
+        sum_g = float(sum(r[1] for r in results))
+        sum_h = float(sum(r[2] for r in results))
+        return n_used, sum_g, sum_h
+
+    def root_histogram(self, hist):
+        self._sum_into(_gather([shard.root_histogram() for shard in self.shards]), hist)
+
+    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
+              histogram_of=-1, hist=None):
+        args = (int(node_id), int(feature), int(bin_threshold), int(missing_go_to_left),
+                int(left_id), int(right_id), int(histogram_of))
+        histograms = _gather([shard.split(*args) for shard in self.shards])
+        if histogram_of >= 0:
+            self._sum_into(histograms, hist)
+
+    def leaf_assignment(self, leaf_ids):
+        # The shards keep their own rows' leaves; the client holds no rows.
+        empty = np.zeros(0, dtype=np.int64)
+        return empty.astype(np.int32), np.zeros(len(leaf_ids), np.int64), \
+            np.zeros(len(leaf_ids), np.int64)
+
+
+class DistributedTrainingData:
+    """The training data of a fit spread over shards: the interface of
+    :class:`~sklearn_ltr._gbdt.booster.TrainingData` for
+    :meth:`~sklearn_ltr._gbdt.booster.Booster.boost`.
+
+    Parameters
+    ----------
+    node_rows : DistributedNodeRows
+    offsets : ndarray of shape (n_queries + 1,)
+        Global query offsets (queries in sorted query-id order).
+    """
+
+    gradients = None  # the shards keep their own
+    hessians = None
+
+    def __init__(self, node_rows, offsets):
+        self.node_rows = node_rows
+        self.shards = node_rows.shards
+        self.offsets = offsets
+
+    def start_scores(self, baseline, trees):
+        _gather([shard.start_scores(baseline, trees) for shard in self.shards])
+
+    def compute_gradients(self, iteration, random_seed):
+        n_total = self.node_rows.n_samples
+        _gather([shard.compute_gradients(iteration, random_seed, n_total)
+                 for shard in self.shards])
+
+    def add_tree(self, tree, sampled):
+        leaf_ids = tree.leaf_nodes
+        _gather([shard.add_tree(tree.nodes, leaf_ids, tree.leaf_values, sampled)
+                 for shard in self.shards])
+
+    def choose_small_trainset(self, max_rows, random_seed):
+        # Each shard scores about its share of the rows (whole queries); the
+        # shards' scores are averaged weighted by their numbers of queries.
+        per_shard = max(1, max_rows // len(self.shards))
+        self._small_queries = np.asarray(_gather([
+            shard.choose_small_trainset(per_shard, random_seed) for shard in self.shards
+        ]), dtype=np.float64)
+
+    def small_trainset_score(self, metric):
+        scores = np.asarray(_gather([shard.small_trainset_score(metric)
+                                     for shard in self.shards]))
+        return float(np.dot(scores, self._small_queries) / self._small_queries.sum())

@@ -1,0 +1,40 @@
+"""A loopback-only LocalCluster for the Dask tests."""
+
+import contextlib
+import os
+
+# The scheduler serves /health and /metrics even without a dashboard, on port
+# 8787 unless told otherwise: take a free port.
+FREE_HTTP_PORT = {"dashboard_address": "127.0.0.1:0"}
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers=2):
+    """``n_workers`` single-threaded worker processes with one numba thread
+    each (as the user guide sets them up), and a client connected to them."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    # Dask's nanny writes its pre-spawn environment (OMP_NUM_THREADS and
+    # friends, and here NUMBA_NUM_THREADS) into this process's environment
+    # before it spawns the workers; put it back afterwards so that later
+    # tests' subprocesses see what they would have seen.
+    saved_environ = dict(os.environ)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
+        cluster = LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            scheduler_kwargs=FREE_HTTP_PORT,
+        )
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+        for key in set(os.environ) - set(saved_environ):
+            del os.environ[key]
+        os.environ.update(saved_environ)

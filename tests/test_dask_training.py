@@ -1,0 +1,207 @@
+"""Data-parallel training on a real LocalCluster (sklearn_ltr.dask rankers).
+
+The oracle is the single-process ranker: fitted with the same parameters on
+the same rows, it must give the same trees, and predictions equal to within
+float summation order (in practice, bit for bit).
+"""
+
+import io
+
+import numpy as np
+import pytest
+
+from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
+from sklearn_ltr.datasets import make_ranking, to_frame
+
+pytest.importorskip("distributed", reason="needs dask.distributed (pip install sklearn-ltr[dask])")
+dd = pytest.importorskip("dask.dataframe", reason="needs dask.dataframe")
+import dask.array as da  # noqa: E402
+from _dask_cluster import local_cluster  # noqa: E402
+
+from sklearn_ltr.dask import (  # noqa: E402
+    DaskLambdaMARTRanker,
+    DaskListNetRanker,
+    DaskXENDCGRanker,
+    repartition_by_query,
+)
+
+PAIRS = [
+    (DaskLambdaMARTRanker, LambdaMARTRanker),
+    (DaskXENDCGRanker, XENDCGRanker),
+    (DaskListNetRanker, ListNetRanker),
+]
+# Column and query sampling exercise the shards' share of a sample and the
+# objective's random draws; early stopping off so that the local fit holds
+# nothing out.
+PARAMS = dict(n_estimators=12, max_leaf_nodes=15, min_samples_leaf=5, subsample=0.7,
+              max_features=0.6, early_stopping=False, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster() as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=40, n_features=12, random_state=0)
+    rng = np.random.default_rng(0)
+    X[rng.random(X.shape) < 0.02] = np.nan
+    keep = rng.random(len(y)) < 0.7  # queries of different sizes
+    X, y, qid = X[keep], y[keep], qid[keep]
+    # Query ids out of order and not contiguous in the input: the fits must
+    # number rows by sorted query id, rows of a query in input order.
+    shuffled = np.random.default_rng(1).permutation(np.unique(qid))
+    qid = shuffled[qid] * 7 + 3
+    return X, y, qid
+
+
+def _frame(X, y, qid, npartitions=4):
+    frame = to_frame(X, qid).assign(label=y)
+    return repartition_by_query(dd.from_pandas(frame, npartitions=npartitions, sort=False))
+
+
+def _assert_same_model(distributed, local, X):
+    assert distributed.n_iter_ == local.n_iter_
+    for got, expected in zip(distributed._booster.trees, local._booster.trees):
+        for field in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
+            np.testing.assert_array_equal(got[field], expected[field], err_msg=field)
+        np.testing.assert_allclose(got["value"], expected["value"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(distributed.predict(X), local.predict(X), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("dask_class, local_class", PAIRS)
+def test_distributed_model_equals_single_process_model(client, data, dask_class, local_class):
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    distributed = dask_class(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
+    # The rows were really split: both workers held a shard.
+    assert len(distributed._fit_workers) == 2
+    local = local_class(**PARAMS).fit(X, y, qid=qid)
+    _assert_same_model(distributed, local, X)
+    np.testing.assert_array_equal(distributed._bin_mapper.n_bins_non_missing_,
+                                  local._bin_mapper.n_bins_non_missing_)
+    for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
+                             local._bin_mapper.bin_thresholds_):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_dask_arrays_weights_and_the_binning_sample(client, data, monkeypatch):
+    X, y, qid = data
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    weight = np.random.default_rng(2).uniform(0.5, 2.0, size=y.shape[0])
+    # Chunks cut at query boundaries, 3 of them.
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cuts = [0, starts[len(starts) // 3], starts[2 * len(starts) // 3], len(qid)]
+    chunks = (tuple(np.diff(cuts)),)
+    # Fewer binning rows than rows: the thresholds come from a sample that
+    # the client gathers from the shards, the same rows a local fit samples.
+    monkeypatch.setattr("sklearn_ltr._base._BINNING_SUBSAMPLE", 1000)
+    monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1000)
+    distributed = DaskLambdaMARTRanker(**PARAMS).fit(
+        da.from_array(X, chunks=chunks + (X.shape[1],)), da.from_array(y, chunks=chunks),
+        qid=da.from_array(qid, chunks=chunks), sample_weight=da.from_array(weight, chunks=chunks),
+    )
+    local = LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid, sample_weight=weight)
+    _assert_same_model(distributed, local, X)
+    unweighted = LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)
+    assert not np.allclose(unweighted.predict(X), local.predict(X))
+
+
+def test_early_stopping_and_warm_start_match_single_process(client, data):
+    X, y, qid = data
+    X_val, y_val, qid_val = make_ranking(n_queries=30, docs_per_query=40, n_features=12,
+                                         random_state=5)
+    params = dict(PARAMS, n_estimators=60, early_stopping=True, n_iter_no_change=3,
+                  subsample=1.0, max_features=1.0)
+    ddf = _frame(X, y, qid)
+    fit_args = (ddf.drop(columns="label"), ddf["label"])
+    distributed = DaskLambdaMARTRanker(**params).fit(
+        *fit_args, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    local = LambdaMARTRanker(**params).fit(X, y, qid=qid, X_val=X_val, y_val=y_val,
+                                           qid_val=qid_val)
+    assert distributed.n_iter_ < 60
+    _assert_same_model(distributed, local, X)
+    np.testing.assert_allclose(distributed.validation_score_, local.validation_score_)
+
+    warm = DaskLambdaMARTRanker(**dict(PARAMS, n_estimators=6, warm_start=True))
+    warm.fit(*fit_args).set_params(n_estimators=12).fit(*fit_args)
+    cold = LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)
+    _assert_same_model(warm, cold, X)
+
+
+def test_predict_on_dask_collections_and_to_local(client, data):
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    features = ddf.drop(columns="label")
+    ranker = DaskLambdaMARTRanker(**PARAMS).fit(features, ddf["label"])
+    local = ranker.to_local()
+    assert type(local) is LambdaMARTRanker
+    assert local.get_params() == ranker.get_params()
+    frame = features.compute()
+    np.testing.assert_array_equal(ranker.predict(features).compute().to_numpy(),
+                                  local.predict(frame))
+    array = da.from_array(X, chunks=(500, 5))
+    np.testing.assert_array_equal(ranker.predict(array).compute(), local.predict(X))
+    buffer = io.BytesIO()
+    ranker.save_model(buffer)
+    buffer.seek(0)
+    loaded = load_model(buffer)
+    assert type(loaded) is LambdaMARTRanker
+    np.testing.assert_array_equal(loaded.predict(frame), local.predict(frame))
+
+
+def test_in_memory_input_fits_locally(data):
+    X, y, qid = data
+    ranker = DaskLambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)
+    local = LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(ranker.predict(X), local.predict(X))
+
+
+def test_a_query_split_across_partitions_is_refused(client, data):
+    X, y, qid = data
+    order = np.argsort(qid, kind="stable")
+    frame = to_frame(X[order], qid[order]).assign(label=y[order])
+    # Equal-sized partitions of query-sorted rows cut queries in two.
+    ddf = dd.from_pandas(frame, npartitions=5, sort=False)
+    with pytest.raises(ValueError, match="repartition_by_query"):
+        DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
+
+
+def test_bad_dask_input_is_refused(client, data):
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    features, labels = ddf.drop(columns=["label", "qid"]), ddf["label"]
+    with pytest.raises(ValueError, match="qid is required"):
+        DaskLambdaMARTRanker(**PARAMS).fit(features, labels)
+    with pytest.raises(ValueError, match="validation set"):
+        DaskLambdaMARTRanker(**dict(PARAMS, early_stopping=True)).fit(
+            ddf.drop(columns="label"), labels)
+    bad = ddf.assign(label=ddf["label"] - 5)
+    with pytest.raises(ValueError, match="negative"):
+        DaskLambdaMARTRanker(**PARAMS).fit(bad.drop(columns="label"), bad["label"])
+    with pytest.raises(ValueError, match="chunked differently"):
+        n = len(y)
+        DaskLambdaMARTRanker(**PARAMS).fit(
+            da.from_array(X, chunks=((1000, n - 1000), (12,))),
+            da.from_array(y, chunks=((n - 1000, 1000),)),
+            qid=da.from_array(qid, chunks=((1000, n - 1000),)))
+
+
+def test_repartition_by_query_keeps_queries_whole_and_rows_in_order(client, data):
+    X, y, qid = data
+    frame = to_frame(X, qid).assign(label=y, row=np.arange(len(y)))
+    ddf = repartition_by_query(dd.from_pandas(frame, npartitions=6, sort=False),
+                               npartitions=3)
+    parts = [ddf.get_partition(p).compute() for p in range(ddf.npartitions)]
+    assert len(parts) == 3
+    seen = [set(part["qid"]) for part in parts]
+    assert sum(len(s) for s in seen) == len(set().union(*seen)) == len(np.unique(qid))
+    assert sum(len(part) for part in parts) == len(qid)
+    for part in parts:
+        for _, rows in part.groupby("qid"):
+            assert np.all(np.diff(rows["row"].to_numpy()) > 0)
+    with pytest.raises(ValueError, match="no 'query' column"):
+        repartition_by_query(ddf, qid_column="query")
