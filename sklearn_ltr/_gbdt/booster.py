@@ -322,9 +322,11 @@ class TrainingData:
                                     tree.leaf_starts, tree.leaf_stops, tree.leaf_values)
 
     def choose_small_trainset(self, max_rows, random_seed):
-        """Choose the whole queries that :meth:`small_trainset_score` scores."""
+        """Choose the whole queries that :meth:`small_trainset_score` scores;
+        return how many."""
         self._small_rows, self._small_offsets = _small_trainset(self.offsets, max_rows,
                                                                 random_seed)
+        return self._small_offsets.shape[0] - 1
 
     def small_trainset_score(self, metric):
         """The metric of the current raw scores on the small training sample."""

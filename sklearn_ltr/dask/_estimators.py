@@ -109,7 +109,7 @@ class _DaskRankerMixin:
         self._fit_workers = sorted(parts_of_worker)
         summaries = _gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
-        training_rows = self._number_rows(shards, summaries)
+        training_rows, offsets = self._number_rows(shards, summaries)
 
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
@@ -132,7 +132,7 @@ class _DaskRankerMixin:
                 validation = self._binned_validation_set(X_val, y_val, qid_val)
         try:
             return self._boost(
-                DistributedTrainingData(training_rows, training_rows.offsets),
+                DistributedTrainingData(training_rows, offsets),
                 objective_name=objective_name,
                 baseline=baseline,
                 validation=validation,
@@ -202,8 +202,7 @@ class _DaskRankerMixin:
         )
         rows = DistributedNodeRows(shards, n_samples, self.n_features_in_, shard_of_position,
                                    local_of_position)
-        rows.offsets = offsets
-        return rows
+        return rows, offsets
 
     def _fit_bin_mapper_on_shards(self, training_rows):
         """Bin thresholds from the rows a single-process fit would sample,
@@ -213,10 +212,9 @@ class _DaskRankerMixin:
         if n_samples > _BINNING_SUBSAMPLE:
             rng = np.random.default_rng([self._random_seed, 1])
             positions = np.sort(rng.choice(positions, _BINNING_SUBSAMPLE, replace=False))
-        owner = training_rows._shard_of_position[positions]
-        local = training_rows._local_of_position[positions]
         samples = _gather([
-            shard.rows_at(local[owner == k]) for k, shard in enumerate(training_rows.shards)
+            shard.rows_at(local)
+            for shard, local in zip(training_rows.shards, training_rows.local_positions(positions))
         ])
         return BinMapper(max_bins=self.max_bins, subsample=None).fit(np.concatenate(samples))
 

@@ -29,7 +29,7 @@ import numpy as np
 from .._base import _check_labels, _check_numeric_columns
 from .._gbdt.booster import TrainingData, objective_generator
 from .._gbdt.common import X_DTYPE, Y_DTYPE
-from .._gbdt.grower import _update_raw_predictions
+from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
 from .._queries import check_qid, group_queries, resolve_qid
 
@@ -86,6 +86,12 @@ class _RowShareGenerator:
         self._positions = global_positions
 
     def random(self, size=None, out=None):
+        n_rows = self._positions.shape[0]
+        wanted = out.shape[0] if out is not None else size
+        if wanted != n_rows:
+            raise ValueError(
+                f"a shard can only draw one value per row ({n_rows}), not {wanted}."
+            )
         draws = self._rng.random(self._n_total)[self._positions]
         if out is None:
             return draws
@@ -118,8 +124,8 @@ class TrainingShard:
                 raise ValueError("sample_weight is missing for some partitions.")
             has_weights = all(has_weights)
         self._order, self._offsets, self._unique_qids = group_queries(self._qid)
-        self._y = np.concatenate([part[1] for part in self._parts])[self._order] \
-            if self._parts else np.zeros(0)
+        labels = [part[1] for part in self._parts]
+        self._y = np.concatenate(labels)[self._order] if labels else np.zeros(0)
         self._weights = (
             np.concatenate([part[3] for part in self._parts])[self._order] if has_weights else None
         )
@@ -227,21 +233,18 @@ class TrainingShard:
         return None if hist is None else hist[:, :, :_SENT_FIELDS].copy()
 
     def add_tree(self, nodes, leaf_ids, leaf_values, sampled):
-        training = self.training
-        if sampled:
-            training._add_binned_predictions(nodes)
-        else:
-            indices, starts, stops = self.node_rows.leaf_assignment(leaf_ids)
-            _update_raw_predictions(training.raw_scores, indices, starts, stops, leaf_values)
+        """Add the tree the client grew to this shard's raw scores."""
+        indices, starts, stops = self.node_rows.leaf_assignment(leaf_ids)
+        tree = GrownTree(nodes, indices, starts, stops, leaf_values, leaf_ids)
+        self.training.add_tree(tree, sampled)
 
     def choose_small_trainset(self, max_rows, random_seed):
-        self.training.choose_small_trainset(max_rows, random_seed)
-        return self.training._small_offsets.shape[0] - 1
+        self._n_small_queries = self.training.choose_small_trainset(max_rows, random_seed)
+        return self._n_small_queries
 
     def small_trainset_score(self, metric):
-        if self.training._small_rows.shape[0] == 0:
-            return 0.0
-        return self.training.small_trainset_score(metric)
+        # A shard with no queries in the sample has weight 0 in the client's mean.
+        return self.training.small_trainset_score(metric) if self._n_small_queries else 0.0
 
 
 def _gather(futures):
@@ -278,10 +281,7 @@ class DistributedNodeRows:
         if sample_indices is None:
             local_samples = [None] * len(self.shards)
         else:
-            sample_indices = np.asarray(sample_indices)
-            owner = self._shard_of_position[sample_indices]
-            local = self._local_of_position[sample_indices]
-            local_samples = [local[owner == k] for k in range(len(self.shards))]
+            local_samples = self.local_positions(sample_indices)
         results = _gather([
             shard.start_tree(sample, feature_mask)
             for shard, sample in zip(self.shards, local_samples)
@@ -304,9 +304,22 @@ class DistributedNodeRows:
 
     def leaf_assignment(self, leaf_ids):
         # The shards keep their own rows' leaves; the client holds no rows.
-        empty = np.zeros(0, dtype=np.int64)
-        return empty.astype(np.int32), np.zeros(len(leaf_ids), np.int64), \
-            np.zeros(len(leaf_ids), np.int64)
+        no_rows = np.zeros(len(leaf_ids), dtype=np.int64)
+        return np.zeros(0, dtype=np.int32), no_rows, no_rows.copy()
+
+    def local_positions(self, positions):
+        """Split global row positions by shard.
+
+        Returns
+        -------
+        local : list of ndarray
+            For each shard, the local positions of its rows among
+            ``positions``, in the order they appear there.
+        """
+        positions = np.asarray(positions)
+        owner = self._shard_of_position[positions]
+        local = self._local_of_position[positions]
+        return [local[owner == k] for k in range(len(self.shards))]
 
 
 class DistributedTrainingData:
