@@ -22,6 +22,7 @@ from sklearn_ltr.dask import (  # noqa: E402
     DaskLambdaMARTRanker,
     DaskListNetRanker,
     DaskXENDCGRanker,
+    rechunk_by_query,
     repartition_by_query,
 )
 
@@ -205,3 +206,23 @@ def test_repartition_by_query_keeps_queries_whole_and_rows_in_order(client, data
             assert np.all(np.diff(rows["row"].to_numpy()) > 0)
     with pytest.raises(ValueError, match="no 'query' column"):
         repartition_by_query(ddf, qid_column="query")
+
+
+def test_rechunk_by_query_cuts_arrays_at_query_starts(client, data):
+    X, y, qid = data
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    arrays = [da.from_array(a, chunks=500) for a in (y, qid)]
+    dX = da.from_array(X, chunks=(500, 12))
+    dX, dy, dqid = rechunk_by_query(dX, *arrays)
+    assert dX.chunks[0] == dy.chunks[0] == dqid.chunks[0]
+    cuts = np.cumsum(dX.chunks[0])[:-1]
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    assert np.isin(cuts, starts).all()
+    assert abs(len(dX.chunks[0]) - int(np.ceil(len(y) / 500))) <= 1
+    ranker = DaskLambdaMARTRanker(**PARAMS).fit(dX, dy, qid=dqid)
+    np.testing.assert_array_equal(ranker.predict(X),
+                                  LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid).predict(X))
+    interleaved = da.from_array(np.tile([1, 2], len(y) // 2 + 1)[: len(y)], chunks=500)
+    with pytest.raises(ValueError, match="not contiguous"):
+        rechunk_by_query(da.from_array(X, chunks=(500, 12)), arrays[0], interleaved)

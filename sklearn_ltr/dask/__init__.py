@@ -9,7 +9,8 @@ Two ways to use a cluster:
 - **Data-parallel training** when the training data does not fit one
   machine: :class:`DaskLambdaMARTRanker`, :class:`DaskXENDCGRanker` and
   :class:`DaskListNetRanker` fit on dask DataFrames or Arrays whose
-  partitions hold whole queries (:func:`repartition_by_query`), on the
+  partitions hold whole queries (:func:`repartition_by_query`,
+  :func:`rechunk_by_query`), on the
   workers that hold them, and give the model a single process would fit.
 
 dask and distributed are an optional dependency (``pip install
@@ -18,13 +19,14 @@ this package imports them only when a function that needs them is called.
 """
 
 from ._estimators import DaskLambdaMARTRanker, DaskListNetRanker, DaskXENDCGRanker
-from ._partitions import repartition_by_query
+from ._partitions import rechunk_by_query, repartition_by_query
 from ._warm_up import warm_up_workers
 
 __all__ = [
     "DaskLambdaMARTRanker",
     "DaskListNetRanker",
     "DaskXENDCGRanker",
+    "rechunk_by_query",
     "repartition_by_query",
     "warm_up_workers",
 ]

@@ -52,7 +52,7 @@ class _DaskRankerMixin:
         ----------
         X : dask DataFrame or dask Array of shape (n_samples, n_features)
             Training rows, partitioned so that no query spans two partitions
-            (see :func:`repartition_by_query`). A DataFrame may carry the
+            (see :func:`repartition_by_query` and :func:`rechunk_by_query`). A DataFrame may carry the
             query ids in a ``"qid"`` column. In-memory data (NumPy, pandas,
             SciPy) is fitted in this process, as by the ranker's own ``fit``.
         y : dask Series or dask Array of shape (n_samples,)
@@ -159,7 +159,8 @@ class _DaskRankerMixin:
             raise ValueError(
                 f"query {spanning!r} has rows in more than one partition; distributed "
                 "training needs whole queries in each partition. Repartition with "
-                "sklearn_ltr.dask.repartition_by_query(df) first."
+                "sklearn_ltr.dask.repartition_by_query(df) (DataFrames) or "
+                "rechunk_by_query(X, y, qid) (Arrays) first."
             )
         widths = {s["n_features"] for s in summaries if s["sizes"].size}
         if widths != {self.n_features_in_}:
@@ -289,7 +290,8 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     See Also
     --------
     sklearn_ltr.LambdaMARTRanker : The same model in one process.
-    repartition_by_query : Make partitions of whole queries.
+    repartition_by_query : Make DataFrame partitions of whole queries.
+    rechunk_by_query : Make dask Array chunks of whole queries.
 
     Examples
     --------

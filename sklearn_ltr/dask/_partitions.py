@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["repartition_by_query"]
+__all__ = ["rechunk_by_query", "repartition_by_query"]
 
 
 def _is_dask_dataframe(obj):
@@ -115,8 +115,8 @@ def repartition_by_query(df, npartitions=None, *, qid_column="qid"):
     """
     if not _is_dask_dataframe(df) or not hasattr(df, "columns"):
         raise TypeError(
-            f"repartition_by_query takes a dask DataFrame, got {type(df)}. For a dask "
-            "Array, rechunk it along the rows at query boundaries."
+            f"repartition_by_query takes a dask DataFrame, got {type(df)}. For dask "
+            "Arrays use rechunk_by_query."
         )
     if qid_column not in df.columns:
         raise ValueError(f"df has no {qid_column!r} column.")
@@ -132,6 +132,56 @@ def repartition_by_query(df, npartitions=None, *, qid_column="qid"):
         return part.drop(columns=[row_key]).reset_index(drop=True)
 
     return shuffled.map_partitions(_order_rows, meta=df._meta.reset_index(drop=True))
+
+
+def rechunk_by_query(X, y, qid, sample_weight=None):
+    """Rechunk dask Arrays along the rows so that no query spans two chunks.
+
+    The array counterpart of :func:`repartition_by_query`, for arrays whose
+    rows are grouped by query (each query's rows contiguous, as in svmlight
+    files): every chunk boundary moves to the nearest start of a query, so
+    the number of chunks stays about the same and no row moves between
+    queries. ``qid`` is computed (one value per row) to find the query starts.
+
+    Parameters
+    ----------
+    X : dask Array of shape (n_samples, n_features)
+    y : dask Array of shape (n_samples,)
+    qid : dask Array of shape (n_samples,)
+        Query ids, each query's rows contiguous.
+    sample_weight : dask Array of shape (n_samples,), default=None
+
+    Returns
+    -------
+    X, y, qid[, sample_weight] : dask Arrays
+        Rechunked alike (``sample_weight`` only if given).
+
+    Raises
+    ------
+    ValueError
+        If some query's rows are not contiguous; use a DataFrame and
+        :func:`repartition_by_query` then.
+    """
+    arrays = [X, y, qid] + ([sample_weight] if sample_weight is not None else [])
+    if not all(_is_dask_array(a) for a in arrays):
+        raise TypeError("rechunk_by_query takes dask Arrays; for a DataFrame use "
+                        "repartition_by_query.")
+    ids = np.asarray(qid.compute())
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    if np.unique(ids[starts]).shape[0] != starts.shape[0]:
+        raise ValueError(
+            "some query's rows are not contiguous in qid; sort the rows by query, or put "
+            "them in a dask DataFrame and use repartition_by_query."
+        )
+    n_samples = ids.shape[0]
+    wanted = np.cumsum(X.chunks[0])[:-1]
+    # The query start nearest to each current boundary, duplicates dropped.
+    nearest = np.clip(np.searchsorted(starts, wanted), 1, max(1, starts.shape[0] - 1))
+    before, after = starts[nearest - 1], starts[np.minimum(nearest, starts.shape[0] - 1)]
+    cuts = np.where(wanted - before <= after - wanted, before, after)
+    cuts = np.unique(cuts[(cuts > 0) & (cuts < n_samples)])
+    rows = tuple(int(n) for n in np.diff(np.concatenate(([0], cuts, [n_samples]))))
+    return tuple(a.rechunk({0: rows}) for a in arrays)
 
 
 def query_spanning_partitions(summaries):
