@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from ._demo import demo
+from ._demo import _CUTOFFS, demo
 from .datasets import load_letor_folds, load_svmlight_ranking_files
 from .datasets._svmlight import _open_binary
 from .metrics import (
@@ -41,7 +41,6 @@ from .persistence import load_model, save_model
 
 __all__ = ["main", "parse_param"]
 
-_CUTOFFS = (1, 3, 5, 10)
 _PROG = "python -m sklearn_ltr"
 _RANKERS = {
     "lambdamart": "LambdaMARTRanker",
