@@ -1,9 +1,11 @@
 """The boosting loop: objective -> gradients -> one tree -> updated scores.
 
 It also keeps the fitted trees, predicts from them (all at once or staged),
-runs early stopping on a validation set, and prints progress. It works on
-binned rows already grouped by query; input validation, the validation split
-and binning are the estimator's job.
+runs early stopping on a validation set, and prints progress. It works on a
+:class:`TrainingData`: binned rows already grouped by query, their objective
+and their raw scores, in this process (or, through an object with the same
+methods, on Dask workers). Input validation, the validation split and
+binning are the estimator's job.
 """
 
 import time
