@@ -63,13 +63,17 @@ def _frame(X, y, qid, npartitions=4):
     return repartition_by_query(dd.from_pandas(frame, npartitions=npartitions, sort=False))
 
 
-def _assert_same_model(distributed, local, X):
+def _assert_same_model(distributed, local, X, X_distributed=None):
+    """Same trees, same predictions; ``X_distributed`` is ``X`` as the
+    distributed model was fitted on it (with column names), if different."""
     assert distributed.n_iter_ == local.n_iter_
     for got, expected in zip(distributed._booster.trees, local._booster.trees):
         for field in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
             np.testing.assert_array_equal(got[field], expected[field], err_msg=field)
         np.testing.assert_allclose(got["value"], expected["value"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(distributed.predict(X), local.predict(X), rtol=0, atol=1e-9)
+    X_distributed = X if X_distributed is None else X_distributed
+    np.testing.assert_allclose(distributed.predict(X_distributed), local.predict(X),
+                               rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("dask_class, local_class", PAIRS)
@@ -80,7 +84,7 @@ def test_distributed_model_equals_single_process_model(client, data, dask_class,
     # The rows were really split: both workers held a shard.
     assert len(distributed._fit_workers) == 2
     local = local_class(**PARAMS).fit(X, y, qid=qid)
-    _assert_same_model(distributed, local, X)
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_array_equal(distributed._bin_mapper.n_bins_non_missing_,
                                   local._bin_mapper.n_bins_non_missing_)
     for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
@@ -120,17 +124,17 @@ def test_early_stopping_and_warm_start_match_single_process(client, data):
     ddf = _frame(X, y, qid)
     fit_args = (ddf.drop(columns="label"), ddf["label"])
     distributed = DaskLambdaMARTRanker(**params).fit(
-        *fit_args, X_val=X_val, y_val=y_val, qid_val=qid_val)
+        *fit_args, X_val=to_frame(X_val, qid_val), y_val=y_val)
     local = LambdaMARTRanker(**params).fit(X, y, qid=qid, X_val=X_val, y_val=y_val,
                                            qid_val=qid_val)
     assert distributed.n_iter_ < 60
-    _assert_same_model(distributed, local, X)
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_allclose(distributed.validation_score_, local.validation_score_)
 
     warm = DaskLambdaMARTRanker(**dict(PARAMS, n_estimators=6, warm_start=True))
     warm.fit(*fit_args).set_params(n_estimators=12).fit(*fit_args)
     cold = LambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)
-    _assert_same_model(warm, cold, X)
+    _assert_same_model(warm, cold, X, to_frame(X, qid))
 
 
 def test_predict_on_dask_collections_and_to_local(client, data):
@@ -144,8 +148,8 @@ def test_predict_on_dask_collections_and_to_local(client, data):
     frame = features.compute()
     np.testing.assert_array_equal(ranker.predict(features).compute().to_numpy(),
                                   local.predict(frame))
-    array = da.from_array(X, chunks=(500, 5))
-    np.testing.assert_array_equal(ranker.predict(array).compute(), local.predict(X))
+    array = da.from_array(frame.drop(columns="qid").to_numpy(), chunks=(500, 5))
+    np.testing.assert_array_equal(ranker.predict(array).compute(), local.predict(frame))
     buffer = io.BytesIO()
     ranker.save_model(buffer)
     buffer.seek(0)

@@ -240,7 +240,9 @@ class _DaskRankerMixin:
                                     meta=("score", np.float64))
         if X.ndim == 2 and len(X.chunks[1]) > 1:
             X = X.rechunk({1: -1})
-        return X.map_blocks(partial(_predict_block, model), drop_axis=1, dtype=np.float64)
+        # meta given, so that dask does not call predict on an empty block here.
+        return X.map_blocks(partial(_predict_block, model), drop_axis=1, dtype=np.float64,
+                            meta=np.empty(0, dtype=np.float64))
 
     def to_local(self):
         """The fitted model as the ordinary ranker class, with no tie to Dask.
