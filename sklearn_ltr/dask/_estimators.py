@@ -77,7 +77,7 @@ class _DaskRankerMixin:
                 self, X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val,
                 qid_val=qid_val,
             )
-        from distributed import default_client, wait
+        from distributed import default_client
 
         client = default_client()
         has_validation_set = X_val is not None
@@ -92,21 +92,7 @@ class _DaskRankerMixin:
         self._check_columns(X)
 
         parts = client.compute(partition_tasks(X, y, qid, sample_weight))
-        wait(parts)
-        for part in parts:
-            if part.status == "error":
-                part.result()  # raises the partition's error here
-        holders = client.who_has(parts)
-        parts_of_worker = {}
-        for part in parts:
-            parts_of_worker.setdefault(holders[part.key][0], []).append(part)
-        shard_futures = [
-            client.submit(TrainingShard, *worker_parts, workers=[worker],
-                          allow_other_workers=False, actor=True)
-            for worker, worker_parts in sorted(parts_of_worker.items())
-        ]
-        shards = [future.result() for future in shard_futures]
-        self._fit_workers = sorted(parts_of_worker)
+        shard_futures, shards = self._start_shards(client, parts)
         summaries = _gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
         training_rows, offsets = self._number_rows(shards, summaries)
@@ -117,7 +103,7 @@ class _DaskRankerMixin:
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()))
             for shard in shards
         ])
-        del parts, parts_of_worker  # the shards keep binned rows only
+        del parts  # the shards keep binned rows only
         objective_name, baseline = infos[0]
         if any(info != infos[0] for info in infos):
             raise RuntimeError(f"the shards made different objectives: {infos}")
@@ -140,6 +126,34 @@ class _DaskRankerMixin:
             )
         finally:
             del shards, shard_futures
+
+    def _start_shards(self, client, parts):
+        """One TrainingShard actor on each worker that holds partitions, given
+        those partitions (which stay where they are).
+
+        Returns
+        -------
+        shard_futures : list of distributed.Future
+            Keep them alive as long as the shards are needed.
+        shards : list of distributed.Actor
+        """
+        from distributed import wait
+
+        wait(parts)
+        for part in parts:
+            if part.status == "error":
+                part.result()  # raises the partition's error here
+        holders = client.who_has(parts)
+        parts_of_worker = {}
+        for part in parts:
+            parts_of_worker.setdefault(holders[part.key][0], []).append(part)
+        shard_futures = [
+            client.submit(TrainingShard, *worker_parts, workers=[worker],
+                          allow_other_workers=False, actor=True)
+            for worker, worker_parts in sorted(parts_of_worker.items())
+        ]
+        self._fit_workers = sorted(parts_of_worker)
+        return shard_futures, [future.result() for future in shard_futures]
 
     def _check_columns(self, X):
         """Set ``n_features_in_`` and ``feature_names_in_`` from X's columns,

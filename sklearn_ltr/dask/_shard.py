@@ -141,14 +141,13 @@ class TrainingShard:
         summary : dict
             ``part_qids``: the distinct query ids of each partition;
             ``qids`` and ``sizes``: this shard's queries (sorted) and their
-            numbers of rows; ``n_features``; ``has_weights``.
+            numbers of rows; ``n_features``.
         """
         return dict(
             part_qids=[np.unique(part[2]) for part in self._parts],
             qids=self._unique_qids,
             sizes=np.diff(self._offsets),
             n_features=self.n_features,
-            has_weights=self._weights is not None,
         )
 
     def set_global_queries(self, global_query_starts):
