@@ -92,6 +92,18 @@ def test_distributed_model_equals_single_process_model(client, data, dask_class,
         np.testing.assert_array_equal(got, expected)
 
 
+def test_a_worker_without_sampled_queries_contributes_nothing(client, data):
+    # One query per tree: every tree is grown on one worker's rows only, and
+    # the other worker's histograms must be empty, not stale.
+    X, y, qid = data
+    params = dict(PARAMS, subsample=0.005, min_samples_leaf=2)
+    ddf = _frame(X, y, qid)
+    distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
+    assert len(distributed._fit_workers) == 2
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+
+
 def test_dask_arrays_weights_and_the_binning_sample(client, data, monkeypatch):
     X, y, qid = data
     order = np.argsort(qid, kind="stable")
