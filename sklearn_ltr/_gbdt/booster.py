@@ -82,10 +82,6 @@ class Booster:
             out += predict_raw(tree, _ONE_TREE, X)
             yield out.copy()
 
-    def _add_tree_predictions(self, nodes, X_binned, out):
-        """Add one tree's binned predictions to ``out`` in place."""
-        _predict_binned(nodes, _ONE_TREE, X_binned, out, self.missing_values_bin_idx)
-
     def feature_importances(self):
         """Total split gain per feature, normalised to sum to one."""
         importances = np.zeros(self.n_features)
@@ -166,7 +162,7 @@ class Booster:
             X_val, y_val, offsets_val = validation
             raw_val = np.full(X_val.shape[0], self.baseline, dtype=Y_DTYPE)
             for nodes in self.trees:
-                self._add_tree_predictions(nodes, X_val, raw_val)
+                _add_binned_tree(nodes, X_val, raw_val, self.missing_values_bin_idx)
             validation_scores = list(self.validation_scores)
             if not validation_scores:
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
@@ -211,7 +207,7 @@ class Booster:
             if track:
                 train_scores.append(training.small_trainset_score(metric))
             if validation is not None:
-                self._add_tree_predictions(tree.nodes, X_val, raw_val)
+                _add_binned_tree(tree.nodes, X_val, raw_val, self.missing_values_bin_idx)
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
                 if n_iter_no_change is not None:
                     should_stop = _should_stop(validation_scores, n_iter_no_change, tol)
@@ -248,7 +244,7 @@ class TrainingData:
 
     A data-parallel fit passes :meth:`Booster.boost` an object with the same
     attributes and methods whose rows are spread over Dask workers
-    (``sklearn_ltr._distributed``).
+    (``sklearn_ltr.dask._shard``).
 
     Parameters
     ----------
@@ -281,7 +277,6 @@ class TrainingData:
         self.gradients = np.empty(n_samples, dtype=G_H_DTYPE)
         self.hessians = np.empty(n_samples, dtype=G_H_DTYPE)
         self.raw_scores = np.empty(n_samples, dtype=Y_DTYPE)
-        self.missing_values_bin_idx = missing_values_bin_idx
 
     def start_scores(self, baseline, trees):
         """Set the raw scores to those of ``baseline`` plus ``trees``."""
@@ -290,8 +285,8 @@ class TrainingData:
             self._add_binned_predictions(nodes)
 
     def _add_binned_predictions(self, nodes):
-        _predict_binned(nodes, _ONE_TREE, self.node_rows.X_binned, self.raw_scores,
-                        self.missing_values_bin_idx)
+        rows = self.node_rows
+        _add_binned_tree(nodes, rows.X_binned, self.raw_scores, rows.missing_values_bin_idx)
 
     def compute_gradients(self, iteration, random_seed, rng=None):
         """Fill ``gradients`` and ``hessians`` for tree ``iteration``.
@@ -334,6 +329,11 @@ class TrainingData:
         """The metric of the current raw scores on the small training sample."""
         rows = self._small_rows
         return metric(self.objective.y[rows], self.raw_scores[rows], self._small_offsets)
+
+
+def _add_binned_tree(nodes, X_binned, out, missing_values_bin_idx):
+    """Add one tree's predictions on binned rows to ``out`` in place."""
+    _predict_binned(nodes, _ONE_TREE, X_binned, out, missing_values_bin_idx)
 
 
 def objective_generator(random_seed, iteration):

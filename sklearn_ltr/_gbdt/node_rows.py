@@ -6,7 +6,7 @@ rows themselves (which rows sit in which node, and the histograms built from
 them) are kept by a *node-rows* object. :class:`NodeRows` keeps them in this
 process. A data-parallel fit gives the grower an object with the same methods
 whose rows live on several workers and whose histograms are the sums of the
-workers' histograms (``sklearn_ltr._distributed``); the grower cannot tell
+workers' histograms (``sklearn_ltr.dask._shard``); the grower cannot tell
 the difference.
 
 The methods, in the order the grower calls them for one tree:
@@ -136,6 +136,7 @@ class NodeRows:
                               self._ordered_g, self._ordered_h)
             g_used, h_used = self._ordered_g[:n_used], self._ordered_h[:n_used]
         self._sampled = sample_indices is not None
+        self._n_used = n_used
         self._ranges = {0: (0, n_used)}
         # Constant hessians (least squares): histograms only need (g, count).
         is_const, h_value = _constant_value(h_used)
@@ -221,5 +222,4 @@ class NodeRows:
         """
         ranges = np.array([self._ranges[leaf] for leaf in leaf_ids], dtype=np.int64)
         ranges = ranges.reshape(len(leaf_ids), 2)
-        n_used = int(ranges[:, 1].max()) if len(leaf_ids) else 0
-        return self._indices[:n_used].copy(), ranges[:, 0].copy(), ranges[:, 1].copy()
+        return self._indices[:self._n_used].copy(), ranges[:, 0].copy(), ranges[:, 1].copy()
