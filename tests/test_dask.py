@@ -7,7 +7,6 @@ numba threads, so any difference means that something (query ids, the
 scikit-learn config, a fitted model) was lost on the way to or from a worker.
 """
 
-import os
 import subprocess
 import sys
 import warnings
@@ -40,7 +39,6 @@ from _dask_cluster import FREE_HTTP_PORT, local_cluster
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install sklearn-ltr[dask])"
 )
-import dask  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 
 SMALL = dict(n_estimators=8, min_samples_leaf=5, random_state=0)

@@ -10,14 +10,15 @@ from .._base import _BINNING_SUBSAMPLE
 from .._gbdt.binning import BinMapper
 from .._queries import resolve_qid
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from ._partitions import is_dask_collection, partition_tasks, query_spanning_partitions
-from ._shard import DistributedNodeRows, DistributedTrainingData, TrainingShard
+from ._partitions import (
+    is_dask_collection,
+    partition_tasks,
+    query_spanning_partitions,
+    whole_rows,
+)
+from ._shard import DistributedNodeRows, DistributedTrainingData, TrainingShard, gather
 
 __all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker"]
-
-
-def _gather(futures):
-    return [future.result() for future in futures]
 
 
 def _compute_if_dask(value):
@@ -89,17 +90,17 @@ class _DaskRankerMixin:
         warm, nothing_to_add = self._begin_fit()
         if nothing_to_add:
             return self
-        self._check_columns(X)
+        self._check_columns(X, reset=not warm)
 
         parts = client.compute(partition_tasks(X, y, qid, sample_weight))
         shard_futures, shards = self._start_shards(client, parts)
-        summaries = _gather([shard.summary() for shard in shards])
+        summaries = gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
         training_rows, offsets = self._number_rows(shards, summaries)
 
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
-        infos = _gather([
+        infos = gather([
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()))
             for shard in shards
         ])
@@ -155,17 +156,16 @@ class _DaskRankerMixin:
         self._fit_workers = sorted(parts_of_worker)
         return shard_futures, [future.result() for future in shard_futures]
 
-    def _check_columns(self, X):
-        """Set ``n_features_in_`` and ``feature_names_in_`` from X's columns,
-        or check them on a warm start."""
+    def _check_columns(self, X, reset):
+        """Set ``n_features_in_`` and ``feature_names_in_`` from X's columns
+        (``reset``), or check X against them (a warm start)."""
         if hasattr(X, "columns"):
             meta, _ = resolve_qid(X._meta, None)
         else:
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
             meta = np.empty((0, X.shape[1]))
-        validate_data(self, meta, reset=not (self.warm_start and hasattr(self, "_booster")),
-                      ensure_min_samples=0, ensure_all_finite=False)
+        validate_data(self, meta, reset=reset, ensure_min_samples=0, ensure_all_finite=False)
 
     def _check_summaries(self, summaries):
         spanning = query_spanning_partitions(summaries)
@@ -204,12 +204,12 @@ class _DaskRankerMixin:
         offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
         global_starts = np.empty_like(offsets[:-1])
         global_starts[order] = offsets[:-1]
+        n_samples = int(offsets[-1])
         bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
-        _gather([
-            shard.set_global_queries(global_starts[bounds[k]:bounds[k + 1]])
+        gather([
+            shard.set_global_queries(global_starts[bounds[k]:bounds[k + 1]], n_samples)
             for k, shard in enumerate(shards)
         ])
-        n_samples = int(offsets[-1])
         ordered_sizes = sizes[order]
         shard_of_position = np.repeat(shard_of_query[order], ordered_sizes).astype(np.int32)
         local_of_position = (
@@ -227,7 +227,7 @@ class _DaskRankerMixin:
         if n_samples > _BINNING_SUBSAMPLE:
             rng = np.random.default_rng([self._random_seed, 1])
             positions = np.sort(rng.choice(positions, _BINNING_SUBSAMPLE, replace=False))
-        samples = _gather([
+        samples = gather([
             shard.rows_at(local)
             for shard, local in zip(training_rows.shards, training_rows.local_positions(positions))
         ])
@@ -252,11 +252,9 @@ class _DaskRankerMixin:
         if hasattr(X, "columns"):
             return X.map_partitions(partial(_predict_partition, model),
                                     meta=("score", np.float64))
-        if X.ndim == 2 and len(X.chunks[1]) > 1:
-            X = X.rechunk({1: -1})
         # meta given, so that dask does not call predict on an empty block here.
-        return X.map_blocks(partial(_predict_block, model), drop_axis=1, dtype=np.float64,
-                            meta=np.empty(0, dtype=np.float64))
+        return whole_rows(X).map_blocks(partial(_predict_block, model), drop_axis=1,
+                                        dtype=np.float64, meta=np.empty(0, dtype=np.float64))
 
     def to_local(self):
         """The fitted model as the ordinary ranker class, with no tie to Dask.

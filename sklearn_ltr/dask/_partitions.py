@@ -18,6 +18,14 @@ def is_dask_collection(obj):
     return _is_dask_dataframe(obj) or _is_dask_array(obj)
 
 
+def whole_rows(array):
+    """A 2-d dask Array with its columns in one chunk, so that each block
+    holds whole rows; other arrays as they are."""
+    if array.ndim == 2 and len(array.chunks[1]) > 1:
+        return array.rechunk({1: -1})
+    return array
+
+
 def _blocks(collection, name):
     """One delayed object per row partition of a dask collection."""
     if collection is None:
@@ -25,9 +33,7 @@ def _blocks(collection, name):
     if _is_dask_dataframe(collection):
         return list(collection.to_delayed())
     if _is_dask_array(collection):
-        if collection.ndim == 2 and len(collection.chunks[1]) > 1:
-            collection = collection.rechunk({1: -1})
-        return list(collection.to_delayed().ravel())
+        return list(whole_rows(collection).to_delayed().ravel())
     raise TypeError(
         f"{name} must be a dask DataFrame, Series or Array like X, got {type(collection)}."
     )

@@ -33,7 +33,9 @@ from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
 from .._queries import check_qid, group_queries, resolve_qid
 
-__all__ = ["TrainingShard", "DistributedTrainingData", "DistributedNodeRows", "make_part"]
+__all__ = [
+    "TrainingShard", "DistributedTrainingData", "DistributedNodeRows", "gather", "make_part",
+]
 
 # Histogram fields the workers send: sum of gradients, of hessians, count.
 _SENT_FIELDS = 3
@@ -150,9 +152,11 @@ class TrainingShard:
             n_features=self.n_features,
         )
 
-    def set_global_queries(self, global_query_starts):
+    def set_global_queries(self, global_query_starts, n_total):
         """Receive where each of this shard's queries starts in the global
-        row order (query-ordered, as a single-process fit orders rows)."""
+        row order (query-ordered, as a single-process fit orders rows), and
+        the number of rows over all shards."""
+        self._n_total = int(n_total)
         sizes = np.diff(self._offsets)
         starts = np.asarray(global_query_starts, dtype=np.int64)
         self._global_positions = (
@@ -192,7 +196,9 @@ class TrainingShard:
         self._parts = None  # the raw values are no longer needed
         objective = estimator._make_objective(self._y, self._offsets, self._weights)
         self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
-        self.node_rows = self.training.node_rows
+        # One histogram buffer, reused for every histogram this shard sends.
+        n_bins = bin_mapper.missing_values_bin_idx_ + 1
+        self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
         return objective.name, objective.init_score()
 
     # -- boosting -------------------------------------------------------------
@@ -200,40 +206,33 @@ class TrainingShard:
     def start_scores(self, baseline, trees):
         self.training.start_scores(baseline, trees)
 
-    def compute_gradients(self, iteration, random_seed, n_total):
+    def compute_gradients(self, iteration, random_seed):
         rng = _RowShareGenerator(
-            objective_generator(random_seed, iteration), n_total, self._global_positions
+            objective_generator(random_seed, iteration), self._n_total, self._global_positions
         )
         self.training.compute_gradients(iteration, random_seed, rng=rng)
 
     def start_tree(self, local_sample, feature_mask):
         """Put this tree's rows in the root; return their count and sums."""
         training = self.training
-        return self.node_rows.start(
+        return training.node_rows.start(
             training.gradients, training.hessians, local_sample, feature_mask
         )
 
-    def _histogram_buffer(self):
-        if getattr(self, "_hist", None) is None:
-            n_bins = self.node_rows.missing_values_bin_idx + 1
-            self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
-        return self._hist
-
     def root_histogram(self):
-        hist = self._histogram_buffer()
-        self.node_rows.root_histogram(hist)
-        return hist[:, :, :_SENT_FIELDS].copy()
+        self.training.node_rows.root_histogram(self._hist)
+        return self._hist[:, :, :_SENT_FIELDS].copy()
 
     def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
               histogram_of):
-        hist = self._histogram_buffer() if histogram_of >= 0 else None
-        self.node_rows.split(node_id, feature, bin_threshold, missing_go_to_left, left_id,
-                             right_id, histogram_of, hist)
+        hist = self._hist if histogram_of >= 0 else None
+        self.training.node_rows.split(node_id, feature, bin_threshold, missing_go_to_left,
+                                      left_id, right_id, histogram_of, hist)
         return None if hist is None else hist[:, :, :_SENT_FIELDS].copy()
 
     def add_tree(self, nodes, leaf_ids, leaf_values, sampled):
         """Add the tree the client grew to this shard's raw scores."""
-        indices, starts, stops = self.node_rows.leaf_assignment(leaf_ids)
+        indices, starts, stops = self.training.node_rows.leaf_assignment(leaf_ids)
         tree = GrownTree(nodes, indices, starts, stops, leaf_values, leaf_ids)
         self.training.add_tree(tree, sampled)
 
@@ -246,7 +245,8 @@ class TrainingShard:
         return self.training.small_trainset_score(metric) if self._n_small_queries else 0.0
 
 
-def _gather(futures):
+def gather(futures):
+    """Results of actor calls made at once (they run concurrently), in order."""
     return [future.result() for future in futures]
 
 
@@ -281,7 +281,7 @@ class DistributedNodeRows:
             local_samples = [None] * len(self.shards)
         else:
             local_samples = self.local_positions(sample_indices)
-        results = _gather([
+        results = gather([
             shard.start_tree(sample, feature_mask)
             for shard, sample in zip(self.shards, local_samples)
         ])
@@ -291,13 +291,13 @@ class DistributedNodeRows:
         return n_used, sum_g, sum_h
 
     def root_histogram(self, hist):
-        self._sum_into(_gather([shard.root_histogram() for shard in self.shards]), hist)
+        self._sum_into(gather([shard.root_histogram() for shard in self.shards]), hist)
 
     def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
               histogram_of=-1, hist=None):
         args = (int(node_id), int(feature), int(bin_threshold), int(missing_go_to_left),
                 int(left_id), int(right_id), int(histogram_of))
-        histograms = _gather([shard.split(*args) for shard in self.shards])
+        histograms = gather([shard.split(*args) for shard in self.shards])
         if histogram_of >= 0:
             self._sum_into(histograms, hist)
 
@@ -342,27 +342,25 @@ class DistributedTrainingData:
         self.offsets = offsets
 
     def start_scores(self, baseline, trees):
-        _gather([shard.start_scores(baseline, trees) for shard in self.shards])
+        gather([shard.start_scores(baseline, trees) for shard in self.shards])
 
     def compute_gradients(self, iteration, random_seed):
-        n_total = self.node_rows.n_samples
-        _gather([shard.compute_gradients(iteration, random_seed, n_total)
-                 for shard in self.shards])
+        gather([shard.compute_gradients(iteration, random_seed) for shard in self.shards])
 
     def add_tree(self, tree, sampled):
         leaf_ids = tree.leaf_nodes
-        _gather([shard.add_tree(tree.nodes, leaf_ids, tree.leaf_values, sampled)
+        gather([shard.add_tree(tree.nodes, leaf_ids, tree.leaf_values, sampled)
                  for shard in self.shards])
 
     def choose_small_trainset(self, max_rows, random_seed):
         # Each shard scores about its share of the rows (whole queries); the
         # shards' scores are averaged weighted by their numbers of queries.
         per_shard = max(1, max_rows // len(self.shards))
-        self._small_queries = np.asarray(_gather([
+        self._small_queries = np.asarray(gather([
             shard.choose_small_trainset(per_shard, random_seed) for shard in self.shards
         ]), dtype=np.float64)
 
     def small_trainset_score(self, metric):
-        scores = np.asarray(_gather([shard.small_trainset_score(metric)
+        scores = np.asarray(gather([shard.small_trainset_score(metric)
                                      for shard in self.shards]))
         return float(np.dot(scores, self._small_queries) / self._small_queries.sum())
