@@ -76,7 +76,7 @@ def test_two_fits_are_bit_identical(cls, sampling, data):
 @pytest.mark.parametrize("cls, sampling", CASES, ids=IDS)
 def test_one_and_two_threads_give_the_same_model(cls, sampling, data, restore_threads):
     if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba was started with a single thread (NUMBA_NUM_THREADS=1)")
+        pytest.skip(reason="numba was started with a single thread (NUMBA_NUM_THREADS=1)")
     numba.set_num_threads(1)
     one = _fit(_make(cls, sampling), data)
     scores_one = one.predict(data[0])
