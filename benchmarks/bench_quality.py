@@ -34,6 +34,18 @@ engines' quality without that noise. Both libraries compute NDCG here with
 ``sklearn_ltr.metrics.ndcg_score`` on their predictions, so the metric
 convention (ties, queries without relevant documents) is the same.
 Run: ``python benchmarks/bench_quality.py --curves [--curve-trees 300]``.
+
+``--nearby`` measures the noise of the acceptance line itself. On each MQ2008
+fold both libraries are trained with early stopping, as in the main table, at
+each of 9 settings around the benchmark's (learning rate 0.09/0.1/0.11 x
+min_samples_leaf 18/20/22). Per fold it prints a Markdown table row: test
+NDCG@10 of each library at the benchmark's settings and averaged over the 9
+settings, the number of settings where ours is more than 0.005 below
+LightGBM, and, as the yardstick, the number of the 8 nearby settings where
+LightGBM is more than 0.005 below LightGBM at the benchmark's settings (and
+the same for ours). The last row gives the means over folds and, in the last
+three columns, how many settings fall short on at least one fold, as the
+acceptance line counts. Run: ``python benchmarks/bench_quality.py --nearby``.
 """
 
 import argparse
@@ -57,6 +69,11 @@ SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, trees=500, 
 # each library climbs rather than the quality it reaches.
 CURVE_FIRST_ITERATION = 20
 CURVE_CHECKPOINTS = (50, 100, 200, 300)
+# --nearby: settings a user could equally have picked. The grid was fixed
+# before its results were seen, as the one used to judge LightGBM's
+# hessian-estimated leaf sizes.
+NEARBY_LEARNING_RATES = (0.09, 0.1, 0.11)
+NEARBY_MIN_LEAF = (18, 20, 22)
 
 # Objective name in LightGBM for each of our rankers.
 OURS = {
@@ -65,7 +82,7 @@ OURS = {
 }
 
 
-def _our_ranker(ranker_class, seed, *, n_estimators, early_stopping):
+def _our_ranker(ranker_class, seed, *, n_estimators, early_stopping, settings=SETTINGS):
     """One of our rankers with the shared SETTINGS.
 
     Parameters
@@ -79,13 +96,15 @@ def _our_ranker(ranker_class, seed, *, n_estimators, early_stopping):
     early_stopping : bool
         Stop after ``SETTINGS["patience"]`` iterations without improvement
         of validation NDCG@10.
+    settings : dict, default=SETTINGS
+        Learning rate, leaves, rows per leaf, bins and patience.
 
     Returns
     -------
     ranker : estimator
         Unfitted ranker.
     """
-    s = SETTINGS
+    s = settings
     return ranker_class(
         n_estimators=n_estimators, learning_rate=s["learning_rate"], max_leaf_nodes=s["leaves"],
         min_samples_leaf=s["min_leaf"], max_bins=s["bins"], n_iter_no_change=s["patience"],
@@ -93,7 +112,7 @@ def _our_ranker(ranker_class, seed, *, n_estimators, early_stopping):
     )
 
 
-def _lightgbm_ranker(objective, seed, *, n_estimators):
+def _lightgbm_ranker(objective, seed, *, n_estimators, settings=SETTINGS):
     """LightGBM's ``LGBMRanker`` with the shared SETTINGS.
 
     Parameters
@@ -104,6 +123,8 @@ def _lightgbm_ranker(objective, seed, *, n_estimators):
         ``random_state`` of the ranker.
     n_estimators : int
         Number of trees (an upper bound when fitted with early stopping).
+    settings : dict, default=SETTINGS
+        Learning rate, leaves, rows per leaf and bins.
 
     Returns
     -------
@@ -112,7 +133,7 @@ def _lightgbm_ranker(objective, seed, *, n_estimators):
     """
     import lightgbm
 
-    s = SETTINGS
+    s = settings
     return lightgbm.LGBMRanker(
         objective=objective, n_estimators=n_estimators, learning_rate=s["learning_rate"],
         num_leaves=s["leaves"], min_child_samples=s["min_leaf"], max_bin=s["bins"],
@@ -126,25 +147,27 @@ def _sorted_with_groups(X, y, qid):
     return X[order], y[order], np.unique(qid, return_counts=True)[1]
 
 
-def _ours(ranker_class, train, val, seed):
-    model = _our_ranker(ranker_class, seed, n_estimators=SETTINGS["trees"], early_stopping=True)
+def _ours(ranker_class, train, val, seed, settings=SETTINGS):
+    model = _our_ranker(
+        ranker_class, seed, n_estimators=settings["trees"], early_stopping=True, settings=settings
+    )
     model.fit(*train[:2], qid=train[2], X_val=val[0], y_val=val[1], qid_val=val[2])
     return model, model.n_iter_
 
 
-def _lightgbm(objective, train, val, seed):
+def _lightgbm(objective, train, val, seed, settings=SETTINGS):
     import lightgbm
 
     X, y, group = _sorted_with_groups(*train)
     X_val, y_val, group_val = _sorted_with_groups(*val)
-    model = _lightgbm_ranker(objective, seed, n_estimators=SETTINGS["trees"])
+    model = _lightgbm_ranker(objective, seed, n_estimators=settings["trees"], settings=settings)
     with warnings.catch_warnings():
         # LightGBM 4.7 renamed eval_set; the old name works on every 4.x.
         warnings.simplefilter("ignore", category=FutureWarning)
         warnings.simplefilter("ignore", category=DeprecationWarning)
         model.fit(
             X, y, group=group, eval_set=[(X_val, y_val)], eval_group=[group_val], eval_at=[10],
-            callbacks=[lightgbm.early_stopping(SETTINGS["patience"], verbose=False)],
+            callbacks=[lightgbm.early_stopping(settings["patience"], verbose=False)],
         )
     return model, model.best_iteration_
 
@@ -279,6 +302,63 @@ def _curve_table(data_dir, n_trees):
     row("mean", np.mean(rows, axis=0))
 
 
+def _nearby_table(data_dir):
+    """Print the ``--nearby`` Markdown table, one row per MQ2008 fold and their mean."""
+    grid = [
+        dict(SETTINGS, learning_rate=lr, min_leaf=min_leaf)
+        for lr in NEARBY_LEARNING_RATES for min_leaf in NEARBY_MIN_LEAF
+    ]
+    benchmark = grid.index(SETTINGS)
+    columns = [
+        "fold", "ours", "LightGBM", "ours, mean of 9", "LightGBM, mean of 9", "ours - LightGBM",
+        f"settings where ours < LightGBM - {TOLERANCE}",
+        f"nearby settings where LightGBM < itself - {TOLERANCE}",
+        f"nearby settings where ours < itself - {TOLERANCE}",
+    ]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    ranker_class, objective = OURS["LambdaMART"]
+    folds_ours, folds_theirs = [], []
+    for data_name, train, val, test in _mq2008_folds(data_dir):
+        ours, theirs = [], []
+        for settings in grid:
+            # Both libraries are deterministic here (no sampling, fewer rows
+            # than the binning subsample), so one seed per setting.
+            ours.append(_ndcg_of_scores(_ours(ranker_class, train, val, 0, settings)[0].predict(test[0]), test, 10))
+            theirs.append(
+                _ndcg_of_scores(_lightgbm(objective, train, val, 0, settings)[0].predict(test[0]), test, 10)
+            )
+        ours, theirs = np.array(ours), np.array(theirs)
+        folds_ours.append(ours)
+        folds_theirs.append(theirs)
+        nearby = np.arange(len(grid)) != benchmark
+        cells = [
+            data_name.removeprefix("MQ2008 "), f"{ours[benchmark]:.4f}", f"{theirs[benchmark]:.4f}",
+            f"{ours.mean():.4f}", f"{theirs.mean():.4f}", f"{ours.mean() - theirs.mean():+.4f}",
+            f"{np.sum(ours < theirs - TOLERANCE)} of {len(grid)}",
+            f"{np.sum(theirs[nearby] < theirs[benchmark] - TOLERANCE)} of {nearby.sum()}",
+            f"{np.sum(ours[nearby] < ours[benchmark] - TOLERANCE)} of {nearby.sum()}",
+        ]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    # The last row: the mean over folds in the first columns; in the last
+    # three, the settings that would fail the per-fold line on some fold.
+    folds_ours, folds_theirs = np.array(folds_ours), np.array(folds_theirs)
+
+    def failing(worse, better):
+        short = (worse < better - TOLERANCE).any(axis=0)
+        return f"{short.sum()} of {short.size} short on a fold"
+
+    ours, theirs = folds_ours.mean(axis=0), folds_theirs.mean(axis=0)
+    nearby = np.arange(len(grid)) != benchmark
+    cells = [
+        "mean", f"{ours[benchmark]:.4f}", f"{theirs[benchmark]:.4f}", f"{ours.mean():.4f}",
+        f"{theirs.mean():.4f}", f"{ours.mean() - theirs.mean():+.4f}", failing(folds_ours, folds_theirs),
+        failing(folds_theirs[:, nearby], folds_theirs[:, [benchmark]]),
+        failing(folds_ours[:, nearby], folds_ours[:, [benchmark]]),
+    ]
+    print("| " + " | ".join(cells) + " |")
+
+
 def _early_stopping_table(data_dir, n_seeds):
     """Print the early-stopping comparison and its acceptance verdict."""
     header = f"{'data':<18}{'model':<22}{'trees':>6}{'fit s':>7}" + "".join(
@@ -345,8 +425,16 @@ def main():
         "--curve-trees", type=int, default=300,
         help=f"trees per model with --curves (default %(default)s, at least {CURVE_FIRST_ITERATION})",
     )
+    parser.add_argument(
+        "--nearby", action="store_true",
+        help="instead of the early-stopping table, train both libraries with early stopping at 9 "
+        "settings around the benchmark's on each MQ2008 fold and compare each with itself too "
+        "(Markdown table)",
+    )
     args = parser.parse_args()
-    if args.curves:
+    if args.nearby:
+        _nearby_table(args.data)
+    elif args.curves:
         if args.curve_trees < CURVE_FIRST_ITERATION:
             parser.error(f"--curve-trees must be at least {CURVE_FIRST_ITERATION}")
         _curve_table(args.data, args.curve_trees)
