@@ -251,6 +251,10 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ensure_min_samples=0,
         )
 
+    def _checked_labels(self, y, name="y"):
+        """Labels as the objective needs them (finite and non-negative here)."""
+        return _check_labels(y, name=name)
+
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
         _check_numeric_columns(X, "X")
@@ -266,7 +270,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ensure_all_finite=False,
             y_numeric=True,
         )
-        y = _check_labels(y)
+        y = self._checked_labels(y)
         n_samples = X.shape[0]
         qid = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
         if sample_weight is not None:
@@ -278,7 +282,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         if y_val is None:
             raise ValueError("X_val was given without y_val; pass both (and qid_val).")
         X_val = self._validate_X(X_val, name="X_val", allow_empty=False)
-        y_val = _check_labels(y_val, name="y_val")
+        y_val = self._checked_labels(y_val, name="y_val")
         if y_val.shape[0] != X_val.shape[0]:
             raise ValueError(
                 f"y_val has {y_val.shape[0]} labels but X_val has {X_val.shape[0]} rows."

@@ -266,9 +266,9 @@ class CalibratedRanker(BaseGBRanker):
 
     # -- labels -----------------------------------------------------------
 
-    def _binary_labels(self, y, name="y"):
+    def _checked_labels(self, y, name="y"):
         """Labels as the objectives need them: ``y > 0`` or checked to lie in [0, 1]."""
-        y = np.asarray(y, dtype=np.float64)
+        y = super()._checked_labels(y, name=name)
         if self.binarize:
             return (y > 0).astype(np.float64)
         if y.size and (y.min() < 0 or y.max() > 1):
@@ -278,14 +278,6 @@ class CalibratedRanker(BaseGBRanker):
                 "relevance labels pass binarize=True to treat y > 0 as relevant."
             )
         return y
-
-    def _prepare_training_data(self, X, y, qid, sample_weight):
-        X, y, qid, sample_weight = super()._prepare_training_data(X, y, qid, sample_weight)
-        return X, self._binary_labels(y), qid, sample_weight
-
-    def _prepare_validation_data(self, X_val, y_val, qid_val):
-        X_val, y_val, qid_val = super()._prepare_validation_data(X_val, y_val, qid_val)
-        return X_val, self._binary_labels(y_val, name="y_val"), qid_val
 
     # -- fit --------------------------------------------------------------
 
@@ -322,9 +314,7 @@ class CalibratedRanker(BaseGBRanker):
             return self
         if X_val is not None:
             fit(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val)
-            X_val, qid_val = resolve_qid(X_val, qid_val)
-            scores = self.predict(X_val)
-            self._fit_platt(scores, self._binary_labels(y_val, name="y_val"), None)
+            self._fit_platt_on_validation_set(X_val, y_val, qid_val)
             return self
         if y_val is not None or qid_val is not None:
             raise ValueError("y_val or qid_val was given without X_val.")
@@ -362,10 +352,14 @@ class CalibratedRanker(BaseGBRanker):
             sample_weight=take(sample_weight, train_rows),
         )
         scores = self.predict(take(X, held_rows))
-        y_held = self._binary_labels(np.asarray(take(y, held_rows), dtype=np.float64))
+        y_held = self._checked_labels(np.asarray(take(y, held_rows), dtype=np.float64))
         weight = take(sample_weight, held_rows)
         self._fit_platt(scores, y_held, None if weight is None else np.asarray(weight, dtype=np.float64))
         return self
+
+    def _fit_platt_on_validation_set(self, X_val, y_val, qid_val):
+        X_val, _ = resolve_qid(X_val, qid_val)
+        self._fit_platt(self.predict(X_val), self._checked_labels(y_val, name="y_val"), None)
 
     def _fit_platt(self, scores, y, sample_weight):
         self.platt_coef_, self.platt_intercept_ = fit_platt(scores, y, sample_weight)

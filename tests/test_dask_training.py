@@ -10,7 +10,7 @@ import io
 import numpy as np
 import pytest
 
-from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
 from sklearn_ltr.datasets import make_ranking, to_frame
 
 pytest.importorskip("distributed", reason="needs dask.distributed (pip install sklearn-ltr[dask])")
@@ -19,6 +19,7 @@ import dask.array as da  # noqa: E402
 from _dask_cluster import local_cluster  # noqa: E402
 
 from sklearn_ltr.dask import (  # noqa: E402
+    DaskCalibratedRanker,
     DaskLambdaMARTRanker,
     DaskListNetRanker,
     DaskXENDCGRanker,
@@ -58,8 +59,8 @@ def data():
     return X, y, qid
 
 
-def _frame(X, y, qid, npartitions=4):
-    frame = to_frame(X, qid).assign(label=y)
+def _frame(X, y, qid, npartitions=4, **columns):
+    frame = to_frame(X, qid).assign(label=y, **columns)
     return repartition_by_query(dd.from_pandas(frame, npartitions=npartitions, sort=False))
 
 
@@ -90,6 +91,53 @@ def test_distributed_model_equals_single_process_model(client, data, dask_class,
     for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
                              local._bin_mapper.bin_thresholds_):
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("objective", ["rcr", "sigmoid", "softmax"])
+def test_calibrated_ranker_equals_single_process_model(client, data, objective):
+    # The sigmoid objectives start from the log-odds of the weighted mean
+    # label of all rows, which no single worker holds.
+    X, y, qid = data
+    weight = np.random.default_rng(3).uniform(0.5, 2.0, size=y.shape[0])
+    params = dict(PARAMS, objective=objective, binarize=True)
+    ddf = _frame(X, y, qid, weight=weight)
+    distributed = DaskCalibratedRanker(**params).fit(
+        ddf.drop(columns=["label", "weight"]), ddf["label"], sample_weight=ddf["weight"])
+    local = CalibratedRanker(**params).fit(X, y, qid=qid, sample_weight=weight)
+    assert len(distributed._fit_workers) == 2
+    expected_baseline = 0.0 if objective == "softmax" else np.log(
+        np.average(y > 0, weights=weight) / (1 - np.average(y > 0, weights=weight)))
+    np.testing.assert_allclose(distributed._booster.baseline, expected_baseline, rtol=1e-12)
+    np.testing.assert_allclose(local._booster.baseline, expected_baseline, rtol=1e-12)
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    if objective != "softmax":
+        np.testing.assert_allclose(distributed.predict_proba(to_frame(X, qid)),
+                                   local.predict_proba(X), rtol=0, atol=1e-12)
+
+
+def test_calibrated_ranker_platt_scaling_on_the_validation_set(client, data):
+    X, y, qid = data
+    X_val, y_val, qid_val = make_ranking(n_queries=30, docs_per_query=40, n_features=12,
+                                         random_state=5)
+    params = dict(PARAMS, objective="softmax", calibration="platt", binarize=True)
+    ddf = _frame(X, y, qid)
+    features, labels = ddf.drop(columns="label"), ddf["label"]
+    distributed = DaskCalibratedRanker(**params).fit(
+        features, labels, X_val=to_frame(X_val, qid_val), y_val=y_val)
+    local = CalibratedRanker(**params).fit(X, y, qid=qid, X_val=X_val, y_val=y_val,
+                                           qid_val=qid_val)
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(
+        [distributed.platt_coef_, distributed.platt_intercept_],
+        [local.platt_coef_, local.platt_intercept_], rtol=1e-9)
+    assert type(distributed.to_local()) is CalibratedRanker
+    np.testing.assert_allclose(distributed.to_local().predict_proba(X_val), local.predict_proba(X_val),
+                               rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="X_val"):
+        DaskCalibratedRanker(**params).fit(features, labels)
+    # Graded labels without binarize are refused on the worker that sees them.
+    with pytest.raises(ValueError, match="binarize=True"):
+        DaskCalibratedRanker(**PARAMS).fit(features, labels)
 
 
 def test_a_worker_without_sampled_queries_contributes_nothing(client, data):

@@ -293,6 +293,29 @@ def test_init_score():
     assert SoftmaxCEObjective(y, offsets).init_score() == 0.0
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_init_score_from_statistics_of_parts(weighted):
+    # A distributed fit adds the statistics of each worker's queries; the
+    # baseline must be that of all rows, not of any one part.
+    rng = np.random.default_rng(0)
+    y = (rng.random(40) < 0.3).astype(float)
+    w = rng.uniform(0.5, 2.0, size=40) if weighted else None
+    offsets = np.arange(0, 41, 5)
+    whole = SigmoidCEObjective(y, offsets, sample_weight=w)
+    parts = [
+        SigmoidCEObjective(y[a:b], offsets[:4] if a == 0 else offsets[3:] - 15,
+                           sample_weight=None if w is None else w[a:b])
+        for a, b in ((0, 15), (15, 40))
+    ]
+    total = sum(part.init_score_statistics() for part in parts)
+    assert SigmoidCEObjective.init_score_from(total) == pytest.approx(whole.init_score(), abs=1e-14)
+    assert parts[0].init_score() != pytest.approx(whole.init_score())
+    # Weights summing to zero fall back to the plain mean, as a single fit does.
+    zero = SigmoidCEObjective(y, offsets, sample_weight=np.zeros(40))
+    assert zero.init_score() == pytest.approx(np.log(y.mean() / (1 - y.mean())))
+    assert SoftmaxCEObjective.init_score_from(total) == 0.0
+
+
 @pytest.mark.parametrize("name", ["sigmoid", "softmax", "sigmoid+softmax", "rcr"])
 @pytest.mark.parametrize("bad", [[0.0, 2.0], [-0.5, 1.0]])
 def test_labels_outside_unit_interval_raise(name, bad):

@@ -94,7 +94,35 @@ class BaseObjective:
         Returns
         -------
         score : float
-            0.0: ranking objectives are invariant to a constant shift.
+            0.0 unless the objective says otherwise: ranking objectives are
+            invariant to a constant shift.
+        """
+        return self.init_score_from(self.init_score_statistics())
+
+    def init_score_statistics(self):
+        """Sums over the training rows that :meth:`init_score` depends on.
+
+        A distributed fit adds these over the workers' rows and passes the
+        total to :meth:`init_score_from`, so the baseline is that of all rows.
+
+        Returns
+        -------
+        statistics : ndarray of shape (n_statistics,)
+            Empty here: the baseline depends on no data.
+        """
+        return np.zeros(0)
+
+    @classmethod
+    def init_score_from(cls, statistics):
+        """Baseline raw score from :meth:`init_score_statistics`, summed over rows.
+
+        Parameters
+        ----------
+        statistics : ndarray of shape (n_statistics,)
+
+        Returns
+        -------
+        score : float
         """
         return 0.0
 

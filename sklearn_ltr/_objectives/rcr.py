@@ -295,23 +295,42 @@ class _CalibratedRankingObjective(BaseObjective):
         )
         return float(per_query.sum() / self.n_queries)
 
-    def init_score(self):
+    def init_score_statistics(self):
+        """Sums the baseline needs: ``sum(w y)``, ``sum(w)``, ``sum(y)``, ``n``.
+
+        Returns
+        -------
+        statistics : ndarray of shape (4,)
+            Without sample weights, ``w`` is 1.
+        """
+        y = self.y
+        if self.sample_weight is None:
+            return np.array([y.sum(), float(y.shape[0]), y.sum(), float(y.shape[0])])
+        w = self.sample_weight
+        return np.array([np.multiply(y, w).sum(), w.sum(), y.sum(), float(y.shape[0])])
+
+    @classmethod
+    def init_score_from(cls, statistics):
         """Log-odds of the (weighted) mean label, so ``sigmoid`` starts calibrated.
+
+        Parameters
+        ----------
+        statistics : ndarray of shape (4,)
+            :meth:`init_score_statistics`, summed over the training rows.
 
         Returns
         -------
         score : float
             Clipped to the log-odds of ``[eps, 1 - eps]`` (float32 epsilon)
-            when all labels are 0 or all are 1.
+            when all labels are 0 or all are 1; 0.0 without rows. Weights
+            summing to zero or less fall back to the unweighted mean.
         """
-        if self.y.shape[0] == 0:
+        weighted_sum, weight, label_sum, n_rows = statistics
+        if n_rows == 0:
             return 0.0
-        if self.sample_weight is None or self.sample_weight.sum() <= 0:
-            mean = float(np.mean(self.y))
-        else:
-            mean = float(np.average(self.y, weights=self.sample_weight))
+        mean = weighted_sum / weight if weight > 0 else label_sum / n_rows
         eps = float(np.finfo(np.float32).eps)
-        mean = min(max(mean, eps), 1.0 - eps)
+        mean = min(max(float(mean), eps), 1.0 - eps)
         return float(np.log(mean) - np.log1p(-mean))
 
 
@@ -367,8 +386,14 @@ class SoftmaxCEObjective(_CalibratedRankingObjective):
     _list_kind = _LIST_SOFTMAX
     _default_alpha = 1.0
 
-    def init_score(self):
+    @classmethod
+    def init_score_from(cls, statistics):
         """0: the loss is invariant to a constant shift of the scores.
+
+        Parameters
+        ----------
+        statistics : ndarray of shape (4,)
+            Ignored.
 
         Returns
         -------

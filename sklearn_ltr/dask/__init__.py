@@ -7,8 +7,8 @@ Two ways to use a cluster:
   under ``joblib.parallel_config(backend="dask")``; :func:`warm_up_workers`
   loads the compiled kernels on every worker first.
 - **Data-parallel training** when the training data does not fit one
-  machine: :class:`DaskLambdaMARTRanker`, :class:`DaskXENDCGRanker` and
-  :class:`DaskListNetRanker` fit on dask DataFrames or Arrays whose
+  machine: :class:`DaskLambdaMARTRanker`, :class:`DaskXENDCGRanker`,
+  :class:`DaskListNetRanker` and :class:`DaskCalibratedRanker` fit on dask DataFrames or Arrays whose
   partitions hold whole queries (:func:`repartition_by_query`,
   :func:`rechunk_by_query`), on the
   workers that hold them, and give the model a single process would fit.
@@ -18,11 +18,17 @@ sklearn-ltr[dask]``): ``import sklearn_ltr`` never imports this package, and
 this package imports them only when a function that needs them is called.
 """
 
-from ._estimators import DaskLambdaMARTRanker, DaskListNetRanker, DaskXENDCGRanker
+from ._estimators import (
+    DaskCalibratedRanker,
+    DaskLambdaMARTRanker,
+    DaskListNetRanker,
+    DaskXENDCGRanker,
+)
 from ._partitions import rechunk_by_query, repartition_by_query
 from ._warm_up import warm_up_workers
 
 __all__ = [
+    "DaskCalibratedRanker",
     "DaskLambdaMARTRanker",
     "DaskListNetRanker",
     "DaskXENDCGRanker",

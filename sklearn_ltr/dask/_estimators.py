@@ -8,8 +8,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import _BINNING_SUBSAMPLE
 from .._gbdt.binning import BinMapper
+from .._objectives import OBJECTIVES
 from .._queries import resolve_qid
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from ..calibration import CalibratedRanker
 from ._partitions import (
     is_dask_collection,
     partition_tasks,
@@ -18,7 +20,7 @@ from ._partitions import (
 )
 from ._shard import DistributedNodeRows, DistributedTrainingData, TrainingShard, gather
 
-__all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker"]
+__all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker", "DaskCalibratedRanker"]
 
 
 def _compute_if_dask(value):
@@ -105,20 +107,20 @@ class _DaskRankerMixin:
             for shard in shards
         ])
         del parts  # the shards keep binned rows only
-        objective_name, baseline = infos[0]
-        if any(info != infos[0] for info in infos):
-            raise RuntimeError(f"the shards made different objectives: {infos}")
+        objective_name = infos[0][0]
+        if any(name != objective_name for name, _ in infos):
+            raise RuntimeError(f"the shards made different objectives: {[name for name, _ in infos]}")
+        baseline = OBJECTIVES[objective_name].init_score_from(sum(stats for _, stats in infos))
 
         self.do_early_stopping_ = has_validation_set and self.early_stopping is not False
         validation = None
         if has_validation_set:
-            X_val, y_val, qid_val = self._prepare_validation_data(
-                _compute_if_dask(X_val), _compute_if_dask(y_val), _compute_if_dask(qid_val)
-            )
+            X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
+            prepared = self._prepare_validation_data(X_val, y_val, qid_val)
             if self.do_early_stopping_:
-                validation = self._binned_validation_set(X_val, y_val, qid_val)
+                validation = self._binned_validation_set(*prepared)
         try:
-            return self._boost(
+            self._boost(
                 DistributedTrainingData(training_rows, offsets),
                 objective_name=objective_name,
                 baseline=baseline,
@@ -127,6 +129,12 @@ class _DaskRankerMixin:
             )
         finally:
             del shards, shard_futures
+        if has_validation_set:
+            self._after_boosting(X_val, y_val, qid_val)
+        return self
+
+    def _after_boosting(self, X_val, y_val, qid_val):
+        """Fit whatever follows the trees, on the in-memory validation set."""
 
     def _start_shards(self, client, parts):
         """One TrainingShard actor on each worker that holds partitions, given
@@ -353,3 +361,60 @@ class DaskListNetRanker(_DaskRankerMixin, ListNetRanker):
     """
 
     _local_class = ListNetRanker
+
+
+class DaskCalibratedRanker(_DaskRankerMixin, CalibratedRanker):
+    """Calibrated ranker trained data-parallel on a Dask cluster.
+
+    As :class:`DaskLambdaMARTRanker`, with the objectives of
+    :class:`~sklearn_ltr.CalibratedRanker`. The sigmoid-based objectives
+    start from the log-odds of the mean label over all workers' rows, so the
+    model is again the single-process one. ``calibration="platt"`` fits the
+    Platt scaling on ``X_val, y_val, qid_val``, which it then requires: on
+    Dask no training queries are held out for it.
+
+    See Also
+    --------
+    sklearn_ltr.CalibratedRanker : The same model in one process.
+    """
+
+    _local_class = CalibratedRanker
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, sample_weight=None, X_val=None, y_val=None, qid_val=None):
+        """Fit the ranker on the workers that hold the data, then the Platt
+        scaling (with ``calibration="platt"``) on the validation set.
+
+        Parameters
+        ----------
+        X : dask DataFrame or dask Array of shape (n_samples, n_features)
+            Training rows, partitioned so that no query spans two partitions.
+            In-memory data is fitted in this process, as by
+            :meth:`CalibratedRanker.fit <sklearn_ltr.CalibratedRanker.fit>`.
+        y : dask Series or dask Array of shape (n_samples,)
+            Labels in [0, 1], or graded labels with ``binarize=True``.
+        qid : dask Series or dask Array of shape (n_samples,), default=None
+            Query ids; required unless ``X`` has a ``"qid"`` column.
+        sample_weight : dask Series or dask Array of shape (n_samples,), default=None
+            Per-row weights, partitioned like ``X``.
+        X_val, y_val, qid_val : default=None
+            Validation set for early stopping and for the Platt scaling;
+            required with ``calibration="platt"``.
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        if is_dask_collection(X) and self.calibration == "platt" and X_val is None:
+            raise ValueError(
+                "DaskCalibratedRanker with calibration='platt' fits the Platt scaling on "
+                "X_val, y_val, qid_val; pass them (no training queries are held out on Dask)."
+            )
+        return super().fit(
+            X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val
+        )
+
+    def _after_boosting(self, X_val, y_val, qid_val):
+        if self.calibration == "platt":
+            self._fit_platt_on_validation_set(X_val, y_val, qid_val)

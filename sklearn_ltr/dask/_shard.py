@@ -182,7 +182,10 @@ class TrainingShard:
 
         Returns
         -------
-        info : tuple (objective_name, init_score)
+        objective_name : str
+        init_score_statistics : ndarray
+            This shard's part of the sums the baseline score depends on
+            (:meth:`~sklearn_ltr._objectives.BaseObjective.init_score_statistics`).
         """
         n_rows = self._qid.shape[0]
         X_binned = np.empty((n_rows, self.n_features), dtype=np.uint8, order="F")
@@ -194,12 +197,13 @@ class TrainingShard:
             X_binned[destination[start:start + n]] = bin_mapper.transform(part[0])
             start += n
         self._parts = None  # the raw values are no longer needed
-        objective = estimator._make_objective(self._y, self._offsets, self._weights)
+        y = estimator._checked_labels(self._y)
+        objective = estimator._make_objective(y, self._offsets, self._weights)
         self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
         self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
-        return objective.name, objective.init_score()
+        return objective.name, objective.init_score_statistics()
 
     # -- boosting -------------------------------------------------------------
 
