@@ -197,6 +197,30 @@ def test_early_stopping_and_warm_start_match_single_process(client, data):
     _assert_same_model(warm, cold, X, to_frame(X, qid))
 
 
+@pytest.mark.parametrize("validation_fraction", [0.2, 7])
+def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
+                                                                    validation_fraction):
+    # Without X_val the shards hold out the queries a single process would
+    # (validation_fraction of them, by the fit's seed), and the client scores
+    # them after every tree.
+    X, y, qid = data
+    params = dict(PARAMS, n_estimators=80, early_stopping=True, n_iter_no_change=3,
+                  validation_fraction=validation_fraction)
+    ddf = _frame(X, y, qid)
+    distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
+    assert len(distributed._fit_workers) == 2
+    assert distributed.n_iter_ < 80
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
+                               rtol=0, atol=1e-12)
+    # The held-out queries did not train: the model differs from one fitted
+    # on all queries for the same number of trees.
+    every_query = LambdaMARTRanker(**dict(PARAMS, n_estimators=distributed.n_iter_)).fit(
+        X, y, qid=qid)
+    assert not np.allclose(every_query.predict(X), distributed.predict(to_frame(X, qid)))
+
+
 def test_predict_on_dask_collections_and_to_local(client, data):
     X, y, qid = data
     ddf = _frame(X, y, qid)
@@ -241,8 +265,8 @@ def test_bad_dask_input_is_refused(client, data):
     features, labels = ddf.drop(columns=["label", "qid"]), ddf["label"]
     with pytest.raises(ValueError, match="qid is required"):
         DaskLambdaMARTRanker(**PARAMS).fit(features, labels)
-    with pytest.raises(ValueError, match="validation set"):
-        DaskLambdaMARTRanker(**dict(PARAMS, early_stopping=True)).fit(
+    with pytest.raises(ValueError, match="validation_fraction=None"):
+        DaskLambdaMARTRanker(**dict(PARAMS, early_stopping=True, validation_fraction=None)).fit(
             ddf.drop(columns="label"), labels)
     bad = ddf.assign(label=ddf["label"] - 5)
     with pytest.raises(ValueError, match="negative"):

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import _BINNING_SUBSAMPLE
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
-from .._queries import resolve_qid
+from .._queries import resolve_qid, rows_of_queries, split_queries
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from ..calibration import CalibratedRanker
 from ._partitions import (
@@ -25,6 +25,18 @@ __all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker", "Das
 
 def _compute_if_dask(value):
     return value.compute() if is_dask_collection(value) else value
+
+
+def _queries_in_sorted_order(summaries):
+    """All shards' query sizes, concatenated, and the order that sorts the
+    queries by id (as a single-process fit orders them)."""
+    qids = np.concatenate([s["qids"] for s in summaries])
+    sizes = np.concatenate([s["sizes"] for s in summaries]).astype(np.int64)
+    try:
+        order = np.argsort(qids, kind="stable")
+    except TypeError as exc:
+        raise ValueError(f"qid values must be mutually comparable; got mixed types: {exc}") from None
+    return sizes, order
 
 
 def _predict_partition(model, part):
@@ -68,7 +80,10 @@ class _DaskRankerMixin:
         X_val, y_val, qid_val : default=None
             Validation set for early stopping, in memory or as dask
             collections (it is brought to the client, which scores it after
-            every tree). Early stopping happens only with a validation set.
+            every tree). If not given and early stopping is on, the
+            ``validation_fraction`` of the queries a single-process fit would
+            hold out are taken out of training on the workers, binned there,
+            and sent to the client.
 
         Returns
         -------
@@ -84,11 +99,8 @@ class _DaskRankerMixin:
 
         client = default_client()
         has_validation_set = X_val is not None
-        if self.early_stopping is True and not has_validation_set:
-            raise ValueError(
-                f"{type(self).__name__} stops early only on a validation set given as "
-                "X_val, y_val, qid_val (validation_fraction is not used on Dask)."
-            )
+        if not has_validation_set and (y_val is not None or qid_val is not None):
+            raise ValueError("y_val or qid_val was given without X_val.")
         warm, nothing_to_add = self._begin_fit()
         if nothing_to_add:
             return self
@@ -98,6 +110,11 @@ class _DaskRankerMixin:
         shard_futures, shards = self._start_shards(client, parts)
         summaries = gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
+        n_samples = sum(int(s["sizes"].sum()) for s in summaries)
+        self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
+        hold_out = self.do_early_stopping_ and not has_validation_set
+        if hold_out:
+            summaries = self._hold_out_queries(shards, summaries)
         training_rows, offsets = self._number_rows(shards, summaries)
 
         if not warm:
@@ -112,13 +129,14 @@ class _DaskRankerMixin:
             raise RuntimeError(f"the shards made different objectives: {[name for name, _ in infos]}")
         baseline = OBJECTIVES[objective_name].init_score_from(sum(stats for _, stats in infos))
 
-        self.do_early_stopping_ = has_validation_set and self.early_stopping is not False
         validation = None
         if has_validation_set:
             X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
             prepared = self._prepare_validation_data(X_val, y_val, qid_val)
             if self.do_early_stopping_:
                 validation = self._binned_validation_set(*prepared)
+        elif hold_out:
+            validation = self._held_out_validation_set(shards)
         try:
             self._boost(
                 DistributedTrainingData(training_rows, offsets),
@@ -193,22 +211,55 @@ class _DaskRankerMixin:
         if sum(s["sizes"].sum() for s in summaries) == 0:
             raise ValueError("X has no rows; fit needs at least one query with one row.")
 
+    def _hold_out_queries(self, shards, summaries):
+        """Take the validation queries a single-process fit would hold out
+        (``validation_fraction``) out of the shards' training rows.
+
+        Returns
+        -------
+        summaries : list of dict
+            The shards' summaries of the queries left for training.
+        """
+        if self.validation_fraction is None:
+            raise ValueError(
+                f"{type(self).__name__} cannot stop early on its own training data "
+                "(validation_fraction=None); pass X_val, y_val, qid_val, set "
+                "validation_fraction, or set early_stopping=False."
+            )
+        sizes, order = _queries_in_sorted_order(summaries)
+        offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
+        split_rng = np.random.default_rng([self._random_seed, 0])
+        _, validation_queries = split_queries(offsets, self.validation_fraction, split_rng)
+        held = np.zeros(sizes.shape[0], dtype=bool)
+        held[order[validation_queries]] = True
+        bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
+        return gather([
+            shard.hold_out(np.flatnonzero(held[bounds[k]:bounds[k + 1]]))
+            for k, shard in enumerate(shards)
+        ])
+
+    def _held_out_validation_set(self, shards):
+        """The held-out queries, binned, gathered on the client in the order
+        of a single-process fit (queries by sorted id)."""
+        parts = gather([shard.held_out_rows(self._bin_mapper) for shard in shards])
+        qids = np.concatenate([part[0] for part in parts])
+        sizes = np.concatenate([part[1] for part in parts]).astype(np.int64)
+        X_binned = np.concatenate([part[2] for part in parts])
+        y = self._checked_labels(np.concatenate([part[3] for part in parts]))
+        order = np.argsort(qids, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(sizes)))
+        rows, offsets = rows_of_queries(starts, order)
+        return np.asfortranarray(X_binned[rows]), y[rows], offsets
+
     def _number_rows(self, shards, summaries):
         """Number all rows as a single-process fit does (queries in sorted id
         order, rows of a query in input order) and tell each shard where its
         rows are."""
-        qids = np.concatenate([s["qids"] for s in summaries])
-        sizes = np.concatenate([s["sizes"] for s in summaries]).astype(np.int64)
+        sizes, order = _queries_in_sorted_order(summaries)
         shard_of_query = np.repeat(np.arange(len(shards)), [len(s["qids"]) for s in summaries])
         local_starts = np.concatenate(
             [np.concatenate(([0], np.cumsum(s["sizes"])[:-1])) for s in summaries]
         ).astype(np.int64)
-        try:
-            order = np.argsort(qids, kind="stable")
-        except TypeError as exc:
-            raise ValueError(
-                f"qid values must be mutually comparable; got mixed types: {exc}"
-            ) from None
         offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
         global_starts = np.empty_like(offsets[:-1])
         global_starts[order] = offsets[:-1]
@@ -304,10 +355,10 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     :class:`~sklearn_ltr.LambdaMARTRanker`; ``fit`` takes dask collections
     partitioned so that every query lies in one partition.
 
-    Differences from the in-memory ranker: early stopping needs an explicit
-    ``X_val, y_val, qid_val`` (``early_stopping="auto"`` means "if one is
-    given"; ``validation_fraction`` is not used); ``y_secondary`` and sparse
-    input are not supported; the fit uses the current ``distributed.Client``.
+    Differences from the in-memory ranker: early stopping cannot score the
+    training data itself (``validation_fraction=None``); ``y_secondary`` and
+    sparse input are not supported; the fit uses the current
+    ``distributed.Client``.
 
     See Also
     --------

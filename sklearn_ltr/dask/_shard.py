@@ -112,8 +112,13 @@ class TrainingShard:
     """
 
     def __init__(self, *parts):
-        self._parts = [part for part in parts if part[0].shape[0] > 0]
         self.n_features = parts[0][0].shape[1] if parts else 0
+        self._set_parts(parts)
+        self._held_out = None
+        self.training = None
+
+    def _set_parts(self, parts):
+        self._parts = [part for part in parts if part[0].shape[0] > 0]
         if any(part[0].shape[1] != self.n_features for part in self._parts):
             raise ValueError("the partitions of X have different numbers of columns.")
         if not self._parts:
@@ -131,7 +136,6 @@ class TrainingShard:
         self._weights = (
             np.concatenate([part[3] for part in self._parts])[self._order] if has_weights else None
         )
-        self.training = None
 
     # -- set-up -------------------------------------------------------------
 
@@ -151,6 +155,48 @@ class TrainingShard:
             sizes=np.diff(self._offsets),
             n_features=self.n_features,
         )
+
+    def hold_out(self, queries):
+        """Take some of this shard's queries out of training, for validation.
+
+        Parameters
+        ----------
+        queries : ndarray of int
+            Indices into this shard's sorted query ids (``summary()["qids"]``).
+
+        Returns
+        -------
+        summary : dict
+            :meth:`summary` of the queries left for training.
+        """
+        held_query = np.zeros(self._unique_qids.shape[0], dtype=bool)
+        held_query[np.asarray(queries, dtype=np.int64)] = True
+        held_ids = self._unique_qids[held_query]
+        held_parts, kept_parts = [], []
+        # Part by part, so that at most one partition is copied at a time.
+        while self._parts:
+            X, y, qid, weight = self._parts.pop(0)
+            held = np.isin(qid, held_ids)
+            held_parts.append((X[held], y[held], qid[held]))
+            kept = ~held
+            kept_parts.append(
+                (X[kept], y[kept], qid[kept], None if weight is None else weight[kept])
+            )
+            del X, y, qid, weight
+        if not held_parts:  # a shard without rows
+            held_parts = [(np.zeros((0, self.n_features), dtype=X_DTYPE), np.zeros(0),
+                           self._qid)]
+        self._held_out = [np.concatenate(columns) for columns in zip(*held_parts)]
+        self._set_parts(kept_parts)
+        return self.summary()
+
+    def held_out_rows(self, bin_mapper):
+        """The held-out queries, binned: ``(qids, sizes, X_binned, y)``,
+        queries sorted by id and the rows of a query in input order."""
+        X, y, qid = self._held_out
+        self._held_out = None
+        order, offsets, unique_qids = group_queries(qid)
+        return unique_qids, np.diff(offsets), bin_mapper.transform(X, row_order=order), y[order]
 
     def set_global_queries(self, global_query_starts, n_total):
         """Receive where each of this shard's queries starts in the global
