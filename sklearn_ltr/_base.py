@@ -7,6 +7,7 @@ validation split, binning, the boosting loop) lives here and in
 ``_gbdt/booster.py``.
 """
 
+import warnings
 from functools import partial
 from numbers import Integral, Real
 
@@ -351,7 +352,10 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         n_samples = X.shape[0]
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         split_rng = np.random.default_rng([self._random_seed, 0])
-        if self.do_early_stopping_ and not has_validation_set and self.validation_fraction is not None:
+        hold_out = (self.do_early_stopping_ and not has_validation_set
+                    and self.validation_fraction is not None)
+        self._note_held_out_queries(warm, hold_out)
+        if hold_out:
             train_queries, val_queries = split_queries(offsets, self.validation_fraction, split_rng)
         else:
             train_queries, val_queries = np.arange(offsets.shape[0] - 1), None
@@ -407,6 +411,22 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         self._random_seed = int(rng.randint(np.iinfo(np.int32).max))
         return False, False
+
+    def _note_held_out_queries(self, warm, hold_out):
+        """Remember whether the validation queries were held out from every
+        fit so far, and warn when a warm start holds out queries that the
+        trees it already has were trained on."""
+        unseen_so_far = not warm or getattr(self, "_validation_queries_unseen", False)
+        if warm and hold_out and not unseen_so_far:
+            warnings.warn(
+                f"This warm start stops early on held-out queries (validation_fraction), but "
+                f"the {self.n_iter_} trees already fitted were trained on them, so the "
+                "validation scores favour those trees. Pass X_val, y_val, qid_val, or fit "
+                "from scratch with early stopping on.",
+                UserWarning,
+                stacklevel=4,
+            )
+        self._validation_queries_unseen = hold_out and unseen_so_far
 
     def _binned_validation_set(self, X_val, y_val, qid_val):
         """A validated validation set as the booster takes it: binned rows

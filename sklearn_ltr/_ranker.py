@@ -76,13 +76,16 @@ _ATTRIBUTES_DOC = """
         Number of trees in the model.
     do_early_stopping_ : bool
         Whether early stopping was used.
-    train_score_ : ndarray
+    train_score_ : ndarray of shape (``n_iter_ + 1``,)
         NDCG@``validation_ndcg_k`` on (a sample of up to 10,000 rows of
-        whole queries of) the training data after each iteration, the first
-        entry for the model with no trees. Empty without early stopping or
-        verbose output.
-    validation_score_ : ndarray
-        The same on the validation data; empty without early stopping.
+        whole queries of) the training data of the model with 0, 1, ...,
+        ``n_iter_`` trees. Empty without early stopping or verbose output;
+        NaN for trees of an earlier warm-start fit that recorded none.
+    validation_score_ : ndarray of shape (``n_iter_ + 1``,)
+        The same on the validation data (of the last fit, for every tree);
+        empty without early stopping. Early stopping keeps the trees up to
+        the best of these (but never drops trees a warm start already had),
+        so without a warm start its last entry is the largest.
     feature_importances_ : ndarray of shape (``n_features_in_``,)
         Split gain per feature, normalised to sum to one.
     objective_ : str

@@ -36,7 +36,9 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
     - ``"bin_mapper"``: ``max_bins``, ``missing_values_bin_idx``,
       ``n_features``.
     - ``"warm_start"``: ``random_seed`` (and ``platt_seed`` or null), the
-      seeds a continued fit reuses.
+      seeds a continued fit reuses, and ``validation_queries_unseen``
+      (optional; true if every fit held out the same ``validation_fraction``
+      queries, so that a continued fit stopping early on them need not warn).
     - ``"arrays"``: for every ``.npy`` member, its ``dtype`` (NumPy
       ``descr``, e.g. ``"<f8"``) and ``shape``; the loader checks them.
 
@@ -307,6 +309,9 @@ def save_model(estimator, path):
             "platt_seed": (
                 int(estimator._platt_seed) if hasattr(estimator, "_platt_seed") else None
             ),
+            "validation_queries_unseen": bool(
+                getattr(estimator, "_validation_queries_unseen", False)
+            ),
         },
         "arrays": {
             k: {"dtype": _ARRAY_DTYPES[k], "shape": list(np.shape(v))} for k, v in arrays.items()
@@ -524,6 +529,12 @@ def _build(document, a):
     platt_seed = _get(warm, "platt_seed", "any", "warm_start")
     if platt_seed is not None:
         estimator._platt_seed = _get(warm, "platt_seed", "int", "warm_start")
+    # Absent from files of earlier releases: assume the held-out queries were
+    # trained on, so a warm start with early stopping warns.
+    if warm.get("validation_queries_unseen") is not None:
+        estimator._validation_queries_unseen = _get(
+            warm, "validation_queries_unseen", "bool", "warm_start"
+        )
     estimator.do_early_stopping_ = _get(fitted, "do_early_stopping_", "bool", "fitted")
     estimator._bin_mapper = mapper
     estimator._booster = booster

@@ -4,13 +4,14 @@ prediction, ranks and bad input."""
 
 import io
 import sys
+import warnings
 
 import numba
 import numpy as np
 import pytest
 from scipy import sparse
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score
 
@@ -118,9 +119,71 @@ def test_early_stopping_splits_by_query_and_keeps_best(ranker_class, data):
     assert ranker.do_early_stopping_
     assert ranker.n_iter_ < 200
     scores = ranker.validation_score_
-    # The kept model is the best validation iteration (at least one tree).
-    assert ranker.n_iter_ == max(1, int(np.argmax(scores)))
-    assert len(scores) == len(ranker.train_score_)
+    # The kept model is the best validation iteration (at least one tree),
+    # and the scores stop with it.
+    assert len(scores) == len(ranker.train_score_) == ranker.n_iter_ + 1
+    assert ranker.n_iter_ == 1 + int(np.argmax(scores[1:]))
+
+
+def _staged_validation_scores(ranker, X_val, y_val, qid_val):
+    """NDCG of the fitted model with 0, 1, ..., n_iter_ trees."""
+    baseline = np.full(len(y_val), ranker._booster.baseline)
+    return [ndcg_score(y_val, s, qid=qid_val, k=10)
+            for s in [baseline, *ranker.staged_predict(X_val)]]
+
+
+def test_warm_start_then_early_stopping_keeps_the_fitted_trees(ranker_class, data):
+    # The first fit records no validation scores; the second must score the
+    # 15 trees it starts from, not take the first new score for 0 trees.
+    X, y, qid = data
+    train, val = qid < 45, qid >= 45
+    ranker = _ranker(ranker_class, n_estimators=15, early_stopping=False, warm_start=True)
+    ranker.fit(X[train], y[train], qid=qid[train])
+    ranker.set_params(n_estimators=60, early_stopping=True, n_iter_no_change=3)
+    ranker.fit(X[train], y[train], qid=qid[train], X_val=X[val], y_val=y[val], qid_val=qid[val])
+    assert ranker.n_iter_ >= 15
+    staged = _staged_validation_scores(ranker, X[val], y[val], qid[val])
+    np.testing.assert_allclose(ranker.validation_score_, staged, rtol=1e-12)
+    assert ranker.n_iter_ == 15 + int(np.argmax(ranker.validation_score_[15:]))
+    assert np.isnan(ranker.train_score_[:15]).all() and not np.isnan(ranker.train_score_[15:]).any()
+
+
+def test_early_stopping_twice_keeps_scores_aligned_with_trees(ranker_class, data):
+    X, y, qid = data
+    rng = np.random.default_rng(0)
+    noise_y = rng.permutation(y)  # little to learn: stops early and drops trees
+    train, val = qid < 45, qid >= 45
+    fit_args = (X[train], noise_y[train])
+    val_args = dict(X_val=X[val], y_val=noise_y[val], qid_val=qid[val])
+    ranker = _ranker(ranker_class, n_estimators=200, early_stopping=True, n_iter_no_change=2,
+                     warm_start=True)
+    ranker.fit(*fit_args, qid=qid[train], **val_args)
+    first = ranker.n_iter_
+    assert len(ranker.validation_score_) == first + 1
+    ranker.set_params(n_iter_no_change=10).fit(*fit_args, qid=qid[train], **val_args)
+    assert ranker.n_iter_ >= first
+    staged = _staged_validation_scores(ranker, X[val], noise_y[val], qid[val])
+    np.testing.assert_allclose(ranker.validation_score_, staged, rtol=1e-12)
+    assert len(ranker.train_score_) == ranker.n_iter_ + 1
+
+
+def test_warm_start_warns_when_held_out_queries_were_trained_on(ranker_class, data):
+    X, y, qid = data
+    ranker = _ranker(ranker_class, n_estimators=5, early_stopping=False, warm_start=True)
+    ranker.fit(X, y, qid=qid)
+    ranker.set_params(n_estimators=10, early_stopping=True)
+    with pytest.warns(UserWarning, match="5 trees already fitted were trained on them"):
+        ranker.fit(X, y, qid=qid)
+    # Held out from the start: the same queries stay out, nothing to warn about.
+    clean = _ranker(ranker_class, n_estimators=5, early_stopping=True, n_iter_no_change=50,
+                    warm_start=True).fit(X, y, qid=qid)
+    buffer = io.BytesIO()
+    clean.save_model(buffer)
+    buffer.seek(0)
+    for model in (clean, load_model(buffer)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model.set_params(n_estimators=10).fit(X, y, qid=qid)
 
 
 def test_explicit_validation_set(ranker_class, data):

@@ -43,9 +43,11 @@ class Booster:
     ----------
     trees : list of ndarray of NODE_DTYPE
         The fitted trees, in order.
-    train_scores, validation_scores : ndarray
-        Metric after each iteration (index 0: the model with no trees) on the
-        small training sample and on the validation set.
+    train_scores, validation_scores : ndarray of shape (n_trees + 1,) or (0,)
+        Metric of the model with 0, 1, ..., ``n_trees`` trees on the small
+        training sample and on the validation set of the last
+        :meth:`boost`; empty if it did not track them. Training scores of
+        trees from an earlier, untracked warm-start fit are NaN.
     """
 
     def __init__(self, *, objective_name, baseline, n_features, missing_values_bin_idx):
@@ -152,19 +154,23 @@ class Booster:
         n_queries = offsets.shape[0] - 1
         training.start_scores(self.baseline, self.trees)
 
+        first_iteration = self.n_trees
         track = validation is not None or verbose
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
             train_scores = list(self.train_scores)
-            if not train_scores:
-                train_scores.append(training.small_trainset_score(metric))
+            if len(train_scores) != first_iteration + 1:
+                # An earlier fit of this warm start recorded none: NaN for its trees.
+                train_scores = [np.nan] * first_iteration + [training.small_trainset_score(metric)]
         if validation is not None:
+            # Entry i is the model with i trees. The trees a warm start already
+            # has are scored again: an earlier fit may have had another
+            # validation set, or none.
             X_val, y_val, offsets_val = validation
             raw_val = np.full(X_val.shape[0], self.baseline, dtype=Y_DTYPE)
+            validation_scores = [metric(y_val, raw_val, offsets_val)]
             for nodes in self.trees:
                 _add_binned_tree(nodes, X_val, raw_val, self.missing_values_bin_idx)
-            validation_scores = list(self.validation_scores)
-            if not validation_scores:
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
 
         n_features = self.n_features
@@ -181,7 +187,6 @@ class Booster:
         )
         start_time = time.perf_counter()
         progress = ProgressLine(verbose) if verbose else None
-        first_iteration = self.n_trees
 
         for iteration in range(first_iteration, n_iterations):
             training.compute_gradients(iteration, random_seed)
@@ -224,16 +229,18 @@ class Booster:
             if should_stop:
                 break
 
-        if track:
-            self.train_scores = np.asarray(train_scores)
-        if validation is not None:
-            self.validation_scores = np.asarray(validation_scores)
-            if n_iter_no_change is not None:
-                # Keep the trees up to the best validation score, as LightGBM
-                # does with early stopping (its best_iteration).
-                best = int(np.argmax(self.validation_scores))
-                del self.trees[max(best, 1):]
-                self._flat = None
+        if validation is not None and n_iter_no_change is not None:
+            # Keep the trees up to the best validation score, as LightGBM does
+            # with early stopping (its best_iteration), but at least one tree
+            # and every tree a warm start already had: it only adds trees.
+            first_candidate = max(first_iteration, 1)
+            best = first_candidate + int(np.argmax(validation_scores[first_candidate:]))
+            del self.trees[best:]
+            del validation_scores[best + 1:]
+            del train_scores[best + 1:]
+            self._flat = None
+        self.train_scores = np.asarray(train_scores) if track else np.zeros(0)
+        self.validation_scores = np.asarray(validation_scores) if validation is not None else np.zeros(0)
         if verbose:
             progress.close(f"Kept {self.n_trees} trees." if validation is not None else None)
 

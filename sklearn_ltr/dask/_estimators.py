@@ -113,6 +113,7 @@ class _DaskRankerMixin:
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         hold_out = self.do_early_stopping_ and not has_validation_set
+        self._note_held_out_queries(warm, hold_out)
         if hold_out:
             summaries = self._hold_out_queries(shards, summaries)
         training_rows, offsets = self._number_rows(shards, summaries)
