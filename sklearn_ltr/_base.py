@@ -278,7 +278,22 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             sample_weight = _check_sample_weight(sample_weight, X, dtype=Y_DTYPE)
         return X, y, qid, sample_weight
 
-    def _prepare_validation_data(self, X_val, y_val, qid_val):
+    def _validation_set_used_otherwise(self):
+        """True if ``fit`` uses ``X_val`` for more than early stopping."""
+        return False
+
+    def _check_validation_arguments(self, X_val, y_val, qid_val):
+        """Refuse validation arguments that ``fit`` would ignore."""
+        if X_val is None:
+            if y_val is not None or qid_val is not None:
+                raise ValueError("y_val or qid_val was given without X_val.")
+        elif self.early_stopping is False and not self._validation_set_used_otherwise():
+            raise ValueError(
+                "X_val was given but early_stopping=False, so it would not be used. Set "
+                "early_stopping=True (or 'auto'), or leave out X_val, y_val and qid_val."
+            )
+
+    def _prepare_validation_data(self, X_val, y_val, qid_val, n_training_queries):
         X_val, qid_val = resolve_qid(X_val, qid_val)
         if y_val is None:
             raise ValueError("X_val was given without y_val; pass both (and qid_val).")
@@ -290,6 +305,12 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             )
         n_val = X_val.shape[0]
         if qid_val is None:
+            if n_training_queries > 1 and self.early_stopping is not False:
+                raise ValueError(
+                    f"qid_val is required: the training data has {n_training_queries} "
+                    "queries, and without qid_val all validation rows would be scored as "
+                    "one query. Pass qid_val, or give X_val a 'qid' column."
+                )
             qid_val = np.zeros(n_val, dtype=np.int64)
         qid_val = check_qid(qid_val, n_val, name="qid_val")
         return X_val, y_val, qid_val
@@ -338,17 +359,18 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
+        self._check_validation_arguments(X_val, y_val, qid_val)
         has_validation_set = X_val is not None
-        if has_validation_set:
-            X_val, y_val, qid_val = self._prepare_validation_data(X_val, y_val, qid_val)
-        elif y_val is not None or qid_val is not None:
-            raise ValueError("y_val or qid_val was given without X_val.")
 
         warm, nothing_to_add = self._begin_fit()
         if nothing_to_add:
             return self
 
         order, offsets, _ = group_queries(qid)
+        if has_validation_set:
+            X_val, y_val, qid_val = self._prepare_validation_data(
+                X_val, y_val, qid_val, n_training_queries=offsets.shape[0] - 1
+            )
         n_samples = X.shape[0]
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         split_rng = np.random.default_rng([self._random_seed, 0])

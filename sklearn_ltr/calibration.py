@@ -357,6 +357,9 @@ class CalibratedRanker(BaseGBRanker):
         self._fit_platt(scores, y_held, None if weight is None else np.asarray(weight, dtype=np.float64))
         return self
 
+    def _validation_set_used_otherwise(self):
+        return self.calibration == "platt"
+
     def _fit_platt_on_validation_set(self, X_val, y_val, qid_val):
         X_val, _ = resolve_qid(X_val, qid_val)
         self._fit_platt(self.predict(X_val), self._checked_labels(y_val, name="y_val"), None)

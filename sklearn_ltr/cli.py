@@ -283,7 +283,13 @@ def fit(args):
     train, valid, lines = _load_fit_data(args)
     read_seconds = time.perf_counter() - start
     X, y, qid = train
-    kwargs = {} if valid is None else dict(X_val=valid[0], y_val=valid[1], qid_val=valid[2])
+    # A fold's vali part is there whether or not the ranker stops early;
+    # fit refuses a validation set it would not use.
+    uses_validation = (estimator.early_stopping is not False
+                       or estimator._validation_set_used_otherwise())
+    kwargs = {}
+    if valid is not None and uses_validation:
+        kwargs = dict(X_val=valid[0], y_val=valid[1], qid_val=valid[2])
     start = time.perf_counter()
     estimator.fit(X, y, qid=qid, **kwargs)
     fit_seconds = time.perf_counter() - start

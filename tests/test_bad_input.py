@@ -62,6 +62,30 @@ def test_empty_validation_set_raises_naming_X_val(make, data):
         make(early_stopping=True).fit(X, y, qid=qid, X_val=X[:0], y_val=y[:0], qid_val=qid[:0])
 
 
+def test_validation_set_without_qid_val_raises(make, data):
+    # Without qid_val the whole validation set would be scored as one query.
+    X, y, qid = data
+    with pytest.raises(ValueError, match="qid_val is required: the training data has 8 queries"):
+        make(early_stopping=True).fit(X, y, qid=qid, X_val=X, y_val=y)
+    # One training query: one validation query is consistent and allowed.
+    make(early_stopping=True).fit(X, y, X_val=X, y_val=y)
+    # A qid column in a DataFrame X_val is its qid_val.
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(qid=qid)
+    features = frame.drop(columns="qid")
+    make(early_stopping=True).fit(features, y, qid=qid, X_val=frame, y_val=y)
+
+
+def test_validation_set_with_early_stopping_off_raises(make, data):
+    X, y, qid = data
+    ranker = make(early_stopping=False)
+    if isinstance(ranker, CalibratedRanker):
+        # X_val has another use there: the Platt scaling.
+        ranker.set_params(calibration="platt").fit(X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+        ranker.set_params(calibration=None)
+    with pytest.raises(ValueError, match="X_val was given but early_stopping=False"):
+        ranker.fit(X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
+
+
 def test_predict_on_zero_rows_returns_an_empty_array(make, data):
     X, y, qid = data
     model = make().fit(X, y, qid=qid)

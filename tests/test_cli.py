@@ -182,6 +182,19 @@ def test_fit_summary_reports_trees_and_validation_ndcg(models, fold1):
         assert "fit in" in out and "vali part" in out
 
 
+def test_fit_without_early_stopping_ignores_the_vali_part(workdir, fold1, capsys):
+    # The fold's vali part is loaded anyway; fit would refuse it as unused.
+    params = dict(n_estimators=3, early_stopping=False)
+    code, out, err = run_here(
+        ["fit", MQ2008, "--fold", "1", *_param_args(params), "-o", workdir / "no_es.model"],
+        capsys)
+    assert code == 0, err
+    (X, y, qid), _, (X_test, _, _) = fold1
+    api = LambdaMARTRanker(random_state=0, **params).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(load_model(workdir / "no_es.model").predict(X_test),
+                                  api.predict(X_test))
+
+
 def test_predict_writes_the_api_scores_exactly(models, workdir):
     """Scores read back are model.predict's bit for bit, so fit -> predict ->
     NDCG gives the API's number."""

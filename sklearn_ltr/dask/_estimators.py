@@ -98,9 +98,8 @@ class _DaskRankerMixin:
         from distributed import default_client
 
         client = default_client()
+        self._check_validation_arguments(X_val, y_val, qid_val)
         has_validation_set = X_val is not None
-        if not has_validation_set and (y_val is not None or qid_val is not None):
-            raise ValueError("y_val or qid_val was given without X_val.")
         warm, nothing_to_add = self._begin_fit()
         if nothing_to_add:
             return self
@@ -133,7 +132,9 @@ class _DaskRankerMixin:
         validation = None
         if has_validation_set:
             X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
-            prepared = self._prepare_validation_data(X_val, y_val, qid_val)
+            prepared = self._prepare_validation_data(
+                X_val, y_val, qid_val, n_training_queries=offsets.shape[0] - 1
+            )
             if self.do_early_stopping_:
                 validation = self._binned_validation_set(*prepared)
         elif hold_out:
