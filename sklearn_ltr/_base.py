@@ -75,15 +75,34 @@ class RankerMixin:
             Graded relevance labels.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. If None and ``X`` has no ``"qid"`` column,
-            all rows form one query.
+            all rows form one query; that is refused for a ranker fitted on
+            several queries, where it is almost always a lost ``qid``.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-row weights; a query's weight is the mean of its rows'.
 
         Returns
         -------
         score : float
+
+        Raises
+        ------
+        ValueError
+            If no query ids are found and the ranker was fitted on more than
+            one query: for instance ``GridSearchCV`` or ``cross_val_score``
+            with ``scoring=None`` and metadata routing off, which pass
+            ``qid`` to ``fit`` but not to ``score``.
         """
         X, qid = resolve_qid(X, qid)
+        n_training_queries = getattr(self, "_n_training_queries", 1)
+        if qid is None and n_training_queries > 1:
+            raise ValueError(
+                f"score() got no qid, but this ranker was fitted on {n_training_queries} "
+                "queries: all rows would be scored as one query. Pass qid= (or a 'qid' "
+                "column of X). In GridSearchCV or cross_val_score, turn on metadata routing "
+                "(sklearn.set_config(enable_metadata_routing=True)), or use "
+                "scoring=ndcg_scorer(10) with a DataFrame qid column. To score the rows as "
+                "one query, pass qid=np.zeros(len(X))."
+            )
         y_score = self.predict(X)
         if qid is None:
             qid = np.zeros(len(y_score), dtype=np.int64)
@@ -367,6 +386,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             return self
 
         order, offsets, _ = group_queries(qid)
+        self._n_training_queries = offsets.shape[0] - 1
         if has_validation_set:
             X_val, y_val, qid_val = self._prepare_validation_data(
                 X_val, y_val, qid_val, n_training_queries=offsets.shape[0] - 1

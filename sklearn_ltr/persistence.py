@@ -28,7 +28,9 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
       numbers, strings or lists of them.
     - ``"fitted"``: ``n_features_in_``, ``feature_names_in_`` (list of
       strings, or null), ``n_iter_`` (number of trees), ``objective_``,
-      ``do_early_stopping_``, and for a Platt-calibrated ``CalibratedRanker``
+      ``do_early_stopping_``, ``n_training_queries`` (optional; the
+      number of queries in the training data, so that ``score`` without
+      ``qid`` can refuse), and for a Platt-calibrated ``CalibratedRanker``
       ``platt_coef_`` and ``platt_intercept_``.
     - ``"booster"``: ``baseline`` (raw score of the model with no trees),
       ``objective_name``, ``n_features``, ``missing_values_bin_idx``,
@@ -264,6 +266,7 @@ def save_model(estimator, path):
         "n_iter_": int(estimator.n_iter_),
         "objective_": str(estimator.objective_),
         "do_early_stopping_": bool(estimator.do_early_stopping_),
+        "n_training_queries": int(getattr(estimator, "_n_training_queries", 1)),
     }
     for attr in ("platt_coef_", "platt_intercept_"):
         if hasattr(estimator, attr):
@@ -536,6 +539,8 @@ def _build(document, a):
             warm, "validation_queries_unseen", "bool", "warm_start"
         )
     estimator.do_early_stopping_ = _get(fitted, "do_early_stopping_", "bool", "fitted")
+    if fitted.get("n_training_queries") is not None:  # absent from older files
+        estimator._n_training_queries = _get(fitted, "n_training_queries", "int", "fitted")
     estimator._bin_mapper = mapper
     estimator._booster = booster
     estimator.n_iter_ = n_trees

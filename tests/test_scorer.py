@@ -148,6 +148,42 @@ def test_scorer_without_qid_raises():
         )
 
 
+def test_ranker_score_without_qid_raises_once_fitted_on_queries():
+    # GridSearchCV with scoring=None and routing off passes qid to fit but
+    # not to score; score() must not answer for one query made of the fold.
+    from sklearn_ltr import LambdaMARTRanker
+
+    X, y, qid = _interleaved_ranking_data(seed=8)
+    assert not sklearn.get_config()["enable_metadata_routing"]
+    search = GridSearchCV(LambdaMARTRanker(n_estimators=5, random_state=0),
+                          {"max_leaf_nodes": [3, 7]}, cv=GroupKFold(3), error_score="raise")
+    with pytest.raises(ValueError, match="score\\(\\) got no qid, but this ranker was fitted on"):
+        search.fit(X, y, qid=qid, groups=qid)
+    model = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    assert model.score(X, y, qid=qid) == pytest.approx(
+        ndcg_score(y, model.predict(X), qid=qid, k=10))
+    one_query = np.zeros(len(y))
+    assert model.score(X, y, qid=one_query) == pytest.approx(
+        ndcg_score(y, model.predict(X), qid=one_query, k=10))
+    # Fitted on one query (as scikit-learn's estimator checks do): one query.
+    single = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y)
+    assert single.score(X, y) == pytest.approx(single.score(X, y, qid=one_query))
+
+
+def test_ranker_score_with_routing_in_grid_search(routing):
+    from sklearn_ltr import LambdaMARTRanker
+
+    X, y, qid = _interleaved_ranking_data(seed=8)
+    search = GridSearchCV(LambdaMARTRanker(n_estimators=5, random_state=0),
+                          {"max_leaf_nodes": [3, 7]}, cv=GroupKFold(3), error_score="raise")
+    search.fit(X, y, qid=qid, groups=qid)
+    train, test = next(GroupKFold(3).split(X, y, groups=qid))
+    model = LambdaMARTRanker(n_estimators=5, random_state=0, max_leaf_nodes=3)
+    model.fit(X[train], y[train], qid=qid[train])
+    expected = ndcg_score(y[test], model.predict(X[test]), qid=qid[test], k=10)
+    assert search.cv_results_["split0_test_score"][0] == pytest.approx(expected, rel=1e-12)
+
+
 def test_scorer_direct_call_and_sign():
     X, y, qid = _interleaved_ranking_data(seed=5)
     model = _model().fit(X, y)

@@ -110,6 +110,7 @@ class _DaskRankerMixin:
         summaries = gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
+        self._n_training_queries = sum(len(s["qids"]) for s in summaries)
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         hold_out = self.do_early_stopping_ and not has_validation_set
         self._note_held_out_queries(warm, hold_out)
