@@ -282,6 +282,30 @@ def test_stable_ndcg_equals_lightgbm_ndcg_on_mq2008():
     )
 
 
+def test_stable_ndcg_equals_xgboost_ndcg_on_mq2008():
+    xgboost = pytest.importorskip("xgboost")
+    X, y, qid = _load_letor("S1.txt.gz")
+    X_test, y_test, qid_test = _load_letor("S5.txt.gz")
+    # XGBoost wants rows sorted by query.
+    order, order_test = np.argsort(qid, kind="stable"), np.argsort(qid_test, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
+    X_test, y_test, qid_test = X_test[order_test], y_test[order_test], qid_test[order_test]
+    ranker = xgboost.XGBRanker(n_estimators=10, max_depth=3, tree_method="hist", n_jobs=1,
+                               eval_metric=["ndcg@1", "ndcg@5", "ndcg@10", "ndcg@10-"])
+    ranker.fit(X, y, qid=qid, eval_set=[(X_test, y_test)], eval_qid=[qid_test], verbose=False)
+    scores = ranker.predict(X_test)
+    history = ranker.evals_result()["validation_0"]
+    # "ndcg@k" counts queries without relevant documents as 1, "ndcg@k-" as 0.
+    for name, k, no_relevant in (("ndcg@1", 1, 1.0), ("ndcg@5", 5, 1.0), ("ndcg@10", 10, 1.0),
+                                 ("ndcg@10-", 10, 0.0)):
+        expected = history[name][-1]
+        got = ndcg_score(y_test, scores, qid=qid_test, k=k, ties="stable", no_relevant=no_relevant)
+        # XGBoost reports its metrics in float32.
+        assert got == pytest.approx(expected, rel=1e-6), name
+    assert ndcg_score(y_test, scores, qid=qid_test, k=10, ties="stable", no_relevant=0.0) != (
+        pytest.approx(history["ndcg@10"][-1], rel=1e-4))
+
+
 # --------------------------------------------------------------------------
 # Hand-computed cases
 # --------------------------------------------------------------------------
