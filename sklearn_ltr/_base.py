@@ -280,11 +280,14 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         _check_numeric_columns(X, "X")
         if _num_samples(X) == 0:
             raise ValueError("X has no rows; fit needs at least one query with one row.")
+        # A warm start checks X against the fitted columns and leaves them
+        # alone, so a refused X does not spoil the model.
+        warm = self.warm_start and hasattr(self, "_booster")
         X, y = validate_data(
             self,
             X,
             y,
-            reset=True,
+            reset=not warm,
             accept_sparse=("csr", "csc"),
             dtype=[X_DTYPE, np.float32],
             ensure_all_finite=False,

@@ -100,7 +100,12 @@ def fit_platt(scores, y, sample_weight=None):
 
 
 def _proba_available(ranker):
-    if ranker.objective == "softmax" and ranker.calibration is None:
+    # A fitted ranker answers for the model it holds, not for parameters set since.
+    if hasattr(ranker, "_booster"):
+        objective, platt = ranker.objective_, hasattr(ranker, "platt_coef_")
+    else:
+        objective, platt = ranker.objective, ranker.calibration == "platt"
+    if objective == "softmax" and not platt:
         raise AttributeError(
             "predict_proba is not available for objective='softmax' without "
             "calibration='platt': softmax scores are defined only up to a per-query "
@@ -310,6 +315,9 @@ class CalibratedRanker(BaseGBRanker):
         """
         fit = super().fit
         if self.calibration is None:
+            # No Platt scaling from an earlier fit may outlive it.
+            for name in ("platt_coef_", "platt_intercept_"):
+                self.__dict__.pop(name, None)
             fit(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val)
             return self
         if X_val is not None:
@@ -320,6 +328,13 @@ class CalibratedRanker(BaseGBRanker):
             raise ValueError("y_val or qid_val was given without X_val.")
 
         # Hold out whole queries that the trees never see, for the Platt fit.
+        if self.validation_fraction is None:
+            raise ValueError(
+                "calibration='platt' without X_val fits the Platt scaling on the "
+                "validation_fraction of the training queries it holds out, and "
+                "validation_fraction=None holds out none. Set validation_fraction, or pass "
+                "X_val, y_val, qid_val."
+            )
         X, qid = resolve_qid(X, qid)
         check_consistent_length(X, y, qid, sample_weight)
         n_samples = _num_samples(X)
@@ -383,11 +398,12 @@ class CalibratedRanker(BaseGBRanker):
         proba : ndarray of shape (n_samples, 2)
             Column 0 is ``P(not relevant)``, column 1 ``P(relevant)``:
             ``sigmoid(s)`` of the raw score ``s``, or ``sigmoid(a s + b)``
-            with ``calibration="platt"``.
+            if the fit was Platt-scaled (``calibration="platt"``). Parameters
+            set after fitting do not change it.
         """
         check_is_fitted(self, "_booster")
         z = self.predict(X)
-        if self.calibration == "platt":
+        if hasattr(self, "platt_coef_"):
             z = self.platt_coef_ * z + self.platt_intercept_
         # 1 - p as sigmoid(-z) keeps its digits where p rounds to 1.
         return np.column_stack([_sigmoid(-z), _sigmoid(z)])

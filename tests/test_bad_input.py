@@ -86,6 +86,13 @@ def test_validation_set_with_early_stopping_off_raises(make, data):
         ranker.fit(X, y, qid=qid, X_val=X, y_val=y, qid_val=qid)
 
 
+def test_platt_scaling_without_anything_to_hold_out_raises(data):
+    X, y, qid = data
+    ranker = CalibratedRanker(calibration="platt", validation_fraction=None, binarize=True)
+    with pytest.raises(ValueError, match="validation_fraction=None holds out none"):
+        ranker.fit(X, y, qid=qid)
+
+
 def test_predict_on_zero_rows_returns_an_empty_array(make, data):
     X, y, qid = data
     model = make().fit(X, y, qid=qid)

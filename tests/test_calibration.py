@@ -66,6 +66,23 @@ def test_softmax_without_platt_has_no_predict_proba(data):
     assert hasattr(_ranker(objective="softmax", calibration="platt"), "predict_proba")
 
 
+def test_predict_proba_follows_the_fit_not_later_parameters(data):
+    X, y, qid = data
+    platt = _ranker(objective="softmax", calibration="platt", early_stopping=False)
+    platt.fit(X, y, qid=qid)
+    expected = platt.predict_proba(X)
+    platt.set_params(objective="rcr", calibration=None)
+    np.testing.assert_array_equal(platt.predict_proba(X), expected)
+    # A softmax model without Platt scaling stays without probabilities.
+    softmax = _ranker(objective="softmax", early_stopping=False).fit(X, y, qid=qid)
+    softmax.set_params(objective="rcr")
+    assert not hasattr(softmax, "predict_proba")
+    # Refitting without Platt scaling drops the old one.
+    platt.set_params(objective="sigmoid").fit(X, y, qid=qid)
+    assert not hasattr(platt, "platt_coef_")
+    np.testing.assert_allclose(platt.predict_proba(X)[:, 1], expit(platt.predict(X)), rtol=1e-15)
+
+
 def test_baseline_is_log_odds_of_mean_label(data):
     X, y, qid = data
     for objective, expected in [("rcr", logit(y.mean())), ("sigmoid", logit(y.mean())), ("softmax", 0.0)]:

@@ -8,6 +8,7 @@ import warnings
 
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import sparse
 
@@ -109,6 +110,24 @@ def test_warm_start_equals_one_fit(ranker_class, data):
     _assert_same_trees(full, warm)
     with pytest.raises(ValueError, match="n_estimators"):
         warm.set_params(n_estimators=10).fit(X, y, qid=qid)
+
+
+def test_a_refused_warm_start_leaves_the_model_intact(ranker_class, data):
+    X, y, qid = data
+    ranker = _ranker(ranker_class, n_estimators=5, early_stopping=False, warm_start=True)
+    ranker.fit(X, y, qid=qid)
+    before = ranker.predict(X)
+    ranker.set_params(n_estimators=8)
+    with pytest.raises(ValueError, match="X has 11 features, but .* is expecting 12"):
+        ranker.fit(X[:, :11], y, qid=qid)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(12)])
+    named = _ranker(ranker_class, n_estimators=5, early_stopping=False, warm_start=True)
+    named.fit(frame, y, qid=qid).set_params(n_estimators=8)
+    with pytest.raises(ValueError, match="same order"):
+        named.fit(frame[frame.columns[::-1]], y, qid=qid)
+    assert ranker.n_features_in_ == 12 and ranker.n_iter_ == 5
+    np.testing.assert_array_equal(ranker.predict(X), before)
+    assert list(named.feature_names_in_) == list(frame.columns) and named.n_iter_ == 5
 
 
 def test_early_stopping_splits_by_query_and_keeps_best(ranker_class, data):
