@@ -29,6 +29,7 @@ from ._objectives import OBJECTIVES
 from ._objectives.multi_objective import check_secondary_labels
 from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
 from .metrics import ndcg_score
+from .metrics._checks import max_exponential_label
 
 __all__ = ["RankerMixin", "BaseGBRanker"]
 
@@ -170,10 +171,11 @@ def _check_labels(y, name="y"):
             f"{name} contains negative values; relevance labels must be non-negative "
             "(gains are 2**y - 1)."
         )
-    if y.size and y.max() >= 1024:
+    if y.size and y.max() > max_exponential_label(y.size):
         raise ValueError(
-            f"{name} has a label of {y.max()}, whose gain 2**y - 1 overflows; labels "
-            "are relevance grades (typically 0-4)."
+            f"{name} has a label of {y.max():g}; over {y.size} rows, sums of gains "
+            f"2**y - 1 overflow float64 for labels above {max_exponential_label(y.size)}. "
+            "Labels are relevance grades (typically 0-4)."
         )
     return y
 

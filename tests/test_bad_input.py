@@ -13,6 +13,7 @@ from sklearn_ltr.metrics import (
     map_score,
     mrr_score,
     ndcg_score,
+    ndcg_score_per_query,
     precision_at_k,
 )
 
@@ -162,7 +163,7 @@ def test_bad_qid_raises_naming_qid(make, data, bad_qid, message):
         (lambda y: np.where(np.arange(len(y)) == 3, np.nan, y), "y contains NaN"),
         (lambda y: np.where(np.arange(len(y)) == 3, np.inf, y), "y contains infinity"),
         (lambda y: -y - 1, "y contains negative"),
-        (lambda y: y * 1000 + 1100, "y has a label of .* overflows"),
+        (lambda y: y * 1000 + 1100, "y has a label of .* overflow float64"),
         (lambda y: y[:-1], "inconsistent numbers of samples|y has 79"),
     ],
     ids=["nan", "inf", "negative", "gain-overflow", "misaligned"],
@@ -342,8 +343,25 @@ def test_negative_labels(metric, data):
 
 def test_ndcg_label_gain_overflow_raises(data):
     _, y, qid = data
-    with pytest.raises(ValueError, match="y_true contains labels >= 1024"):
+    with pytest.raises(ValueError, match="y_true contains a label of .* overflow float64"):
         ndcg_score(y * 2000, np.zeros(80), qid=qid)
+
+
+def test_labels_whose_summed_gains_overflow_raise():
+    # Each gain 2**1023 - 1 is finite, but four of them in one DCG are not:
+    # the query came out NaN and was silently skipped.
+    y = [1023.0] * 4 + [1.0, 0.0]
+    s, qid = [4, 3, 2, 1, 0, 1], [1] * 4 + [2] * 2
+    with pytest.raises(ValueError, match="label of 1023; over 6 rows.*above 1020"):
+        ndcg_score(y, s, qid=qid)
+    with pytest.raises(ValueError, match="overflow float64 for labels above 1020"):
+        LambdaMARTRanker(n_estimators=2).fit(np.zeros((6, 1)), y, qid=qid)
+    # At the limit, every query's NDCG is finite and the rankers fit.
+    top = [1020.0] * 4 + [1.0, 0.0]
+    assert np.isfinite(ndcg_score_per_query(top, s, qid=qid)[1]).all()
+    for cls in RANKERS[:3]:
+        model = cls(n_estimators=2, min_samples_leaf=1).fit(np.arange(6.0)[:, None], top, qid=qid)
+        assert np.isfinite(model.predict(np.arange(6.0)[:, None])).all()
 
 
 def test_metrics_accept_string_qid(metric, data):

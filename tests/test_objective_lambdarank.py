@@ -350,7 +350,7 @@ def test_interface_and_registry():
         (dict(truncation_level=2.5), "truncation_level must be an integer"),
         (dict(normalize_lambdas="yes"), "normalize_lambdas must be a bool"),
         (dict(sigmoid=1.0), "Unknown parameters"),
-        (dict(y=[2000.0, 0.0]), "gain 2\\*\\*y - 1 overflows"),
+        (dict(y=[2000.0, 0.0]), "sums of the gains 2\\*\\*y - 1 overflow"),
     ],
 )
 def test_invalid_input(kwargs, match):

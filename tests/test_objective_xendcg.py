@@ -425,7 +425,7 @@ def test_interface_and_registry():
     [
         (dict(y=[1.0, -1.0]), "y must be non-negative"),
         (dict(y=[1.0, np.inf]), "y must not contain NaN"),
-        (dict(y=[2000.0, 0.0]), "gain 2\\*\\*y overflows"),
+        (dict(y=[2000.0, 0.0]), "sums of the gains 2\\*\\*y overflow"),
         (dict(offsets=[0, 1]), "offsets must start at 0 and end"),
         (dict(sample_weight=[1.0, -2.0]), "sample_weight must be finite"),
         (dict(hessian_terms=-1), "hessian_terms must be a non-negative integer"),

@@ -316,7 +316,7 @@ def test_verbose_on_a_terminal_updates_one_line(data, monkeypatch, verbose):
         (lambda X, y, q: (X, np.where(np.arange(len(y)) == 3, np.inf, y), q), r"y contains (NaN|infinity)"),
         (lambda X, y, q: (X, y - 1, q), "negative"),
         (lambda X, y, q: (X, y, np.where(np.arange(len(y)) == 3, np.nan, q.astype(float))), "qid contains NaN"),
-        (lambda X, y, q: (X, y + 2000, q), "overflows"),
+        (lambda X, y, q: (X, y + 2000, q), "overflow float64"),
     ],
 )
 def test_bad_input_errors(ranker_class, data, change, message):

@@ -8,6 +8,7 @@ The lambdas follow LightGBM's ``LambdarankNDCG`` objective
 import numpy as np
 from numba import njit, prange
 
+from ..metrics._checks import max_exponential_label
 from ._base import (
     BaseObjective,
     _check_positive_float,
@@ -383,8 +384,12 @@ class LambdaRankObjective(BaseObjective):
 
         with np.errstate(over="ignore"):
             self.gains = _label_gain(self.y)
-        if not np.all(np.isfinite(self.gains)):
-            raise ValueError("y is too large: the gain 2**y - 1 overflows.")
+        limit = max_exponential_label(self.y.shape[0])
+        if self.y.size and self.y.max() > limit:
+            raise ValueError(
+                f"y is too large: over {self.y.shape[0]} rows, sums of the gains 2**y - 1 "
+                f"overflow float64 for labels above {limit}."
+            )
         sizes = np.diff(self.offsets)
         self.discounts = _discounts(max(int(sizes.max(initial=0)), 1))
         self.inverse_max_dcg = np.empty(self.n_queries)

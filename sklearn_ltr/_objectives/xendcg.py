@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
+from ..metrics._checks import max_exponential_label
 from ._base import BaseObjective, _mean_over_active, _query_reduce
 from .listnet import _FASTMATH, _cross_entropy_per_query, _softmax
 
@@ -239,8 +240,12 @@ class XENDCGObjective(BaseObjective):
             raise ValueError("y must be non-negative for the xendcg objective.")
         with np.errstate(over="ignore"):
             self.gains = np.exp2(self.y)
-        if not np.all(np.isfinite(self.gains)):
-            raise ValueError("y is too large: the gain 2**y overflows.")
+        limit = max_exponential_label(self.y.shape[0])
+        if self.y.size and self.y.max() > limit:
+            raise ValueError(
+                f"y is too large: over {self.y.shape[0]} rows, sums of the gains 2**y "
+                f"overflow float64 for labels above {limit}."
+            )
 
         sizes = np.diff(self.offsets)
         lowest = _query_reduce(np.minimum, self.y, self.offsets)

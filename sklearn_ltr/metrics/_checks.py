@@ -66,6 +66,21 @@ def group_rows(qid, n_samples):
     return group_queries(qid)
 
 
+def max_exponential_label(n_rows):
+    """The largest label whose gains ``2**y - 1``, summed over ``n_rows``
+    rows, stay finite in float64 (any DCG or softmax of gains is such a sum).
+
+    Parameters
+    ----------
+    n_rows : int
+
+    Returns
+    -------
+    label : int
+    """
+    return 1023 - int(np.ceil(np.log2(max(n_rows, 1))))
+
+
 def check_k(k, *, name="k"):
     """Validate a cutoff: a positive integer or None (no cutoff)."""
     if k is None:

@@ -33,6 +33,7 @@ from ._checks import (
     check_sample_weight,
     effective_k,
     group_rows,
+    max_exponential_label,
     query_weights,
     weighted_mean,
 )
@@ -63,8 +64,6 @@ __all__ = [
 
 _TIES = ("average", "stable")
 _GAINS = ("exponential", "linear")
-# 2**1024 overflows float64, so exponential gains need labels below this.
-_MAX_EXP_LABEL = 1024
 
 
 class _PerQuery:
@@ -93,11 +92,12 @@ def _setup(y_true, y_score, qid, k, ties):
 def _check_exponential_labels(y_true, what):
     if np.any(y_true < 0):
         raise ValueError(f"y_true contains negative labels; {what} needs labels >= 0.")
-    if np.max(y_true) >= _MAX_EXP_LABEL:
+    limit = max_exponential_label(y_true.shape[0])
+    if np.max(y_true) > limit:
         raise ValueError(
-            f"y_true contains labels >= {_MAX_EXP_LABEL}, for which 2**y - 1 is not a "
-            f"finite float; {what} cannot use them (rescale the labels or use "
-            "gain='linear')."
+            f"y_true contains a label of {np.max(y_true):g}; over {y_true.shape[0]} rows, "
+            f"sums of gains 2**y - 1 overflow float64 for labels above {limit}, so {what} "
+            "cannot use them (rescale the labels or use gain='linear')."
         )
 
 
@@ -244,7 +244,8 @@ def ndcg_score(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Non-negative graded relevance labels (below 1024 for exponential gain).
+        Non-negative graded relevance labels (for exponential gain, at most
+        1023 - ceil(log2(n_samples)), so that sums of gains stay finite).
     y_score : array-like of shape (n_samples,)
         Predicted scores. ``+-inf`` is allowed, NaN is not.
     qid : array-like of shape (n_samples,), default=None
