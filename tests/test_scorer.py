@@ -215,6 +215,15 @@ def test_set_score_request_alias(routing):
     np.testing.assert_allclose(got, expected)
 
 
+def test_set_score_request_keeps_what_it_is_not_asked_to_change(routing):
+    scorer = ndcg_scorer(10).set_score_request(qid="query_id")
+    scorer.set_score_request(sample_weight=True)
+    requests = scorer.get_metadata_routing().score.requests
+    assert requests == {"qid": "query_id", "sample_weight": True}
+    scorer.set_score_request(sample_weight=False)
+    assert scorer.get_metadata_routing().score.requests["qid"] == "query_id"
+
+
 def test_set_score_request_needs_routing():
     with pytest.raises(RuntimeError, match="routing"):
         ndcg_scorer(10).set_score_request(qid=True)

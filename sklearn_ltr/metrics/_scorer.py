@@ -14,7 +14,7 @@ otherwise:
 """
 
 import sklearn
-from sklearn.utils.metadata_routing import MetadataRequest
+from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
 from .._queries import resolve_qid
 from ._ranking import map_score, mrr_score, ndcg_score
@@ -106,16 +106,20 @@ class RankingScorer:
         """
         return self._metadata_request
 
-    def set_score_request(self, *, qid=True, sample_weight=None):
+    def set_score_request(self, *, qid=UNCHANGED, sample_weight=UNCHANGED):
         """Change which metadata the scorer requests (routing must be on).
+
+        As in scikit-learn, an argument left out keeps its current request.
 
         Parameters
         ----------
-        qid : bool or str, default=True
-            True to request ``qid``; a string to request it under another
-            name (an alias such as ``"query_id"``).
-        sample_weight : bool, str or None, default=None
-            True to request per-row sample weights for the metric.
+        qid : bool, str or None, default=sklearn.utils.metadata_routing.UNCHANGED
+            True to request ``qid`` (the default of a new scorer); a string
+            to request it under another name (an alias such as
+            ``"query_id"``).
+        sample_weight : bool, str or None, default=sklearn.utils.metadata_routing.UNCHANGED
+            True to request per-row sample weights for the metric (not
+            requested by a new scorer).
 
         Returns
         -------
@@ -126,11 +130,9 @@ class RankingScorer:
                 "set_score_request is only available when metadata routing is enabled: "
                 "call sklearn.set_config(enable_metadata_routing=True) first."
             )
-        request = MetadataRequest(owner=type(self).__name__)
-        request.score.add_request(param="qid", alias=qid)
-        if sample_weight is not None:
-            request.score.add_request(param="sample_weight", alias=sample_weight)
-        self._metadata_request = request
+        for param, alias in (("qid", qid), ("sample_weight", sample_weight)):
+            if alias is not UNCHANGED:
+                self._metadata_request.score.add_request(param=param, alias=alias)
         return self
 
     def __call__(self, estimator, X, y_true, qid=None, sample_weight=None):
