@@ -282,6 +282,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         _check_numeric_columns(X, "X")
         if _num_samples(X) == 0:
             raise ValueError("X has no rows; fit needs at least one query with one row.")
+        if hasattr(X, "columns") and X.shape[1] == 0:
+            raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
         # A warm start checks X against the fitted columns and leaves them
         # alone, so a refused X does not spoil the model.
         warm = self.warm_start and hasattr(self, "_booster")

@@ -57,6 +57,12 @@ def test_empty_X_raises_naming_X(make, data):
         make().fit(np.empty((0, 4)), np.empty(0), qid=np.empty(0))
 
 
+def test_dataframe_of_only_qid_raises(make, data):
+    _, y, qid = data
+    with pytest.raises(ValueError, match="X has no feature columns"):
+        make().fit(pd.DataFrame({"qid": qid}), y)
+
+
 def test_empty_validation_set_raises_naming_X_val(make, data):
     X, y, qid = data
     with pytest.raises(ValueError, match="X_val has no rows"):

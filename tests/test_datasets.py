@@ -93,6 +93,14 @@ def test_dump_load_round_trip(tmp_path, sparse, zero_based):
     assert_array_equal(qid2, qid)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dump_refuses_missing_values(sparse):
+    X, y, qid = _random_ranking(np.random.default_rng(2), decimals=6)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        dump_svmlight_ranking(sp.csr_matrix(X) if sparse else X, y, qid, io.BytesIO())
+
+
 def test_round_trip_full_precision_float64_and_exact_float32():
     rng = np.random.default_rng(1)
     X, y, qid = _random_ranking(rng)

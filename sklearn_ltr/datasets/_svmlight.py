@@ -21,6 +21,7 @@ import os
 from contextlib import ExitStack
 
 import numpy as np
+from scipy import sparse
 from sklearn.datasets import dump_svmlight_file, load_svmlight_files
 
 from .._queries import check_qid
@@ -590,7 +591,8 @@ def dump_svmlight_ranking(X, y, qid, f, *, zero_based=False, comment=None):
     Raises
     ------
     ValueError
-        If ``qid`` does not hold integers or has the wrong length.
+        If ``qid`` does not hold integers or has the wrong length, or if X
+        contains NaN.
 
     Examples
     --------
@@ -613,6 +615,13 @@ def dump_svmlight_ranking(X, y, qid, f, *, zero_based=False, comment=None):
             f"qid must hold integers to be written as svmlight 'qid:'; got dtype "
             f"{qid.dtype}. Map other ids to integers first, e.g. with "
             "np.unique(qid, return_inverse=True)[1]."
+        )
+    values = X.data if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
+    if np.isnan(values).any():
+        raise ValueError(
+            "X contains NaN, which svmlight files cannot hold here: scikit-learn's writer "
+            "refuses it, and an absent entry would read back as 0, not as missing. "
+            "Replace missing values first (e.g. with a value outside the feature's range)."
         )
     dump_svmlight_file(
         X, y, f, zero_based=zero_based, comment=comment, query_id=qid
