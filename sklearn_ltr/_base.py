@@ -286,12 +286,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
         # A warm start checks X against the fitted columns and leaves them
         # alone, so a refused X does not spoil the model.
-        warm = self.warm_start and hasattr(self, "_booster")
         X, y = validate_data(
             self,
             X,
             y,
-            reset=not warm,
+            reset=not self._adds_to_fitted_model(),
             accept_sparse=("csr", "csc"),
             dtype=[X_DTYPE, np.float32],
             ensure_all_finite=False,
@@ -396,7 +395,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self._n_training_queries = offsets.shape[0] - 1
         if has_validation_set:
             X_val, y_val, qid_val = self._prepare_validation_data(
-                X_val, y_val, qid_val, n_training_queries=offsets.shape[0] - 1
+                X_val, y_val, qid_val, n_training_queries=self._n_training_queries
             )
         n_samples = X.shape[0]
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
@@ -437,6 +436,10 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             warm=warm,
         )
 
+    def _adds_to_fitted_model(self):
+        """True if ``fit`` is a warm start that adds trees to a fitted model."""
+        return self.warm_start and hasattr(self, "_booster")
+
     def _begin_fit(self):
         """Check a warm start and draw the fit's seed.
 
@@ -447,7 +450,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         nothing_to_add : bool
             True if a warm start already has ``n_estimators`` trees.
         """
-        warm = self.warm_start and hasattr(self, "_booster")
+        warm = self._adds_to_fitted_model()
         if warm:
             if self.n_estimators < self.n_iter_:
                 raise ValueError(

@@ -8,10 +8,10 @@ Two ways to use a cluster:
   loads the compiled kernels on every worker first.
 - **Data-parallel training** when the training data does not fit one
   machine: :class:`DaskLambdaMARTRanker`, :class:`DaskXENDCGRanker`,
-  :class:`DaskListNetRanker` and :class:`DaskCalibratedRanker` fit on dask DataFrames or Arrays whose
-  partitions hold whole queries (:func:`repartition_by_query`,
-  :func:`rechunk_by_query`), on the
-  workers that hold them, and give the model a single process would fit.
+  :class:`DaskListNetRanker` and :class:`DaskCalibratedRanker` fit on dask
+  DataFrames or Arrays whose partitions hold whole queries
+  (:func:`repartition_by_query`, :func:`rechunk_by_query`), on the workers
+  that hold them, and give the model a single process would fit.
 
 dask and distributed are an optional dependency (``pip install
 sklearn-ltr[dask]``): ``import sklearn_ltr`` never imports this package, and

@@ -107,6 +107,9 @@ class _DaskRankerMixin:
 
         parts = client.compute(partition_tasks(X, y, qid, sample_weight))
         shard_futures, shards = self._start_shards(client, parts)
+        # The shards hold the partitions now; without the futures the workers'
+        # stores drop their references, so what a shard copies or bins is freed.
+        del parts
         summaries = gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
@@ -124,7 +127,6 @@ class _DaskRankerMixin:
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()))
             for shard in shards
         ])
-        del parts  # the shards keep binned rows only
         objective_name = infos[0][0]
         if any(name != objective_name for name, _ in infos):
             raise RuntimeError(f"the shards made different objectives: {[name for name, _ in infos]}")
@@ -134,7 +136,7 @@ class _DaskRankerMixin:
         if has_validation_set:
             X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
             prepared = self._prepare_validation_data(
-                X_val, y_val, qid_val, n_training_queries=offsets.shape[0] - 1
+                X_val, y_val, qid_val, n_training_queries=self._n_training_queries
             )
             if self.do_early_stopping_:
                 validation = self._binned_validation_set(*prepared)
