@@ -76,16 +76,17 @@ _ATTRIBUTES_DOC = """
         Number of trees in the model.
     do_early_stopping_ : bool
         Whether early stopping was used.
-    train_score_ : ndarray of shape (``n_iter_ + 1``,)
+    train_score_ : ndarray
         NDCG@``validation_ndcg_k`` on (a sample of up to 10,000 rows of
-        whole queries of) the training data of the model with 0, 1, ...,
-        ``n_iter_`` trees. Empty without early stopping or verbose output;
-        NaN for trees of an earlier warm-start fit that recorded none.
-    validation_score_ : ndarray of shape (``n_iter_ + 1``,)
-        The same on the validation data (of the last fit, for every tree);
-        empty without early stopping. Early stopping keeps the trees up to
-        the best of these (but never drops trees a warm start already had),
-        so without a warm start its last entry is the largest.
+        whole queries of) the training data of the model with 0, 1, 2, ...
+        trees, for every tree grown: after early stopping it runs
+        ``n_iter_no_change`` entries past the ``n_iter_ + 1`` of the kept
+        model. Empty without early stopping or verbose output; NaN for trees
+        of an earlier warm-start fit that recorded none.
+    validation_score_ : ndarray
+        The same on the validation data of the last fit. Early stopping keeps
+        the trees up to the best of these, ``validation_score_[n_iter_]``
+        (never fewer than a warm start already had).
     feature_importances_ : ndarray of shape (``n_features_in_``,)
         Split gain per feature, normalised to sum to one.
     objective_ : str

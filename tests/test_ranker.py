@@ -138,9 +138,9 @@ def test_early_stopping_splits_by_query_and_keeps_best(ranker_class, data):
     assert ranker.do_early_stopping_
     assert ranker.n_iter_ < 200
     scores = ranker.validation_score_
-    # The kept model is the best validation iteration (at least one tree),
-    # and the scores stop with it.
-    assert len(scores) == len(ranker.train_score_) == ranker.n_iter_ + 1
+    # The kept model is the best validation iteration (at least one tree);
+    # the scores go on to the iteration that stopped the fit.
+    assert len(scores) == len(ranker.train_score_) > ranker.n_iter_ + 1
     assert ranker.n_iter_ == 1 + int(np.argmax(scores[1:]))
 
 
@@ -162,7 +162,7 @@ def test_warm_start_then_early_stopping_keeps_the_fitted_trees(ranker_class, dat
     ranker.fit(X[train], y[train], qid=qid[train], X_val=X[val], y_val=y[val], qid_val=qid[val])
     assert ranker.n_iter_ >= 15
     staged = _staged_validation_scores(ranker, X[val], y[val], qid[val])
-    np.testing.assert_allclose(ranker.validation_score_, staged, rtol=1e-12)
+    np.testing.assert_allclose(ranker.validation_score_[:ranker.n_iter_ + 1], staged, rtol=1e-12)
     assert ranker.n_iter_ == 15 + int(np.argmax(ranker.validation_score_[15:]))
     assert np.isnan(ranker.train_score_[:15]).all() and not np.isnan(ranker.train_score_[15:]).any()
 
@@ -178,12 +178,14 @@ def test_early_stopping_twice_keeps_scores_aligned_with_trees(ranker_class, data
                      warm_start=True)
     ranker.fit(*fit_args, qid=qid[train], **val_args)
     first = ranker.n_iter_
-    assert len(ranker.validation_score_) == first + 1
+    assert len(ranker.validation_score_) > first + 1
     ranker.set_params(n_iter_no_change=10).fit(*fit_args, qid=qid[train], **val_args)
     assert ranker.n_iter_ >= first
     staged = _staged_validation_scores(ranker, X[val], noise_y[val], qid[val])
-    np.testing.assert_allclose(ranker.validation_score_, staged, rtol=1e-12)
-    assert len(ranker.train_score_) == ranker.n_iter_ + 1
+    # Entry i is the kept model's first i trees, the dropped tail of the
+    # first fit included in neither.
+    np.testing.assert_allclose(ranker.validation_score_[:ranker.n_iter_ + 1], staged, rtol=1e-12)
+    assert len(ranker.train_score_) == len(ranker.validation_score_) >= ranker.n_iter_ + 1
 
 
 def test_warm_start_warns_when_held_out_queries_were_trained_on(ranker_class, data):

@@ -43,11 +43,13 @@ class Booster:
     ----------
     trees : list of ndarray of NODE_DTYPE
         The fitted trees, in order.
-    train_scores, validation_scores : ndarray of shape (n_trees + 1,) or (0,)
-        Metric of the model with 0, 1, ..., ``n_trees`` trees on the small
-        training sample and on the validation set of the last
-        :meth:`boost`; empty if it did not track them. Training scores of
-        trees from an earlier, untracked warm-start fit are NaN.
+    train_scores, validation_scores : ndarray
+        Metric of the model with 0, 1, 2, ... trees on the small training
+        sample and on the validation set of the last :meth:`boost`, for
+        every tree grown, including those early stopping dropped afterwards
+        (so at least ``n_trees + 1`` entries); empty if it did not track
+        them. Training scores of trees from an earlier, untracked warm-start
+        fit are NaN.
     """
 
     def __init__(self, *, objective_name, baseline, n_features, missing_values_bin_idx):
@@ -158,7 +160,8 @@ class Booster:
         track = validation is not None or verbose
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
-            train_scores = list(self.train_scores)
+            # Entries past the trees kept belong to trees early stopping dropped.
+            train_scores = list(self.train_scores[:first_iteration + 1])
             if len(train_scores) != first_iteration + 1:
                 # An earlier fit of this warm start recorded none: NaN for its trees.
                 train_scores = [np.nan] * first_iteration + [training.small_trainset_score(metric)]
@@ -236,8 +239,6 @@ class Booster:
             first_candidate = max(first_iteration, 1)
             best = first_candidate + int(np.argmax(validation_scores[first_candidate:]))
             del self.trees[best:]
-            del validation_scores[best + 1:]
-            del train_scores[best + 1:]
             self._flat = None
         self.train_scores = np.asarray(train_scores) if track else np.zeros(0)
         self.validation_scores = np.asarray(validation_scores) if validation is not None else np.zeros(0)
