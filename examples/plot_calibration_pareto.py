@@ -41,10 +41,8 @@ y, y_test = (y > 0).astype(float), (y_test > 0).astype(float)
 print(f"share of relevant documents: {y.mean():.2f}")
 
 train_idx, val_idx = next(GroupShuffleSplit(test_size=0.2, random_state=0).split(X, y, qid))
-fit_data = dict(
-    X=X[train_idx], y=y[train_idx], qid=qid[train_idx],
-    X_val=X[val_idx], y_val=y[val_idx], qid_val=qid[val_idx],
-)
+train_data = dict(X=X[train_idx], y=y[train_idx], qid=qid[train_idx])
+validation_data = dict(X_val=X[val_idx], y_val=y[val_idx], qid_val=qid[val_idx])
 
 # %%
 # Train every configuration
@@ -64,7 +62,8 @@ for family, params in configs:
     model = CalibratedRanker(
         n_estimators=60, learning_rate=0.05, early_stopping=False, random_state=0, **params
     )
-    model.fit(**fit_data)
+    # Only the Platt fit uses the validation queries; fit refuses unused ones.
+    model.fit(**train_data, **(validation_data if "calibration" in params else {}))
     proba = model.predict_proba(X_test)[:, 1]
     ndcg = ndcg_score(y_test, model.predict(X_test), qid=qid_test, k=10)
     logloss = query_log_loss(y_test, proba, qid=qid_test)
