@@ -315,9 +315,7 @@ class CalibratedRanker(BaseGBRanker):
         """
         fit = super().fit
         if self.calibration is None:
-            # No Platt scaling from an earlier fit may outlive it.
-            for name in ("platt_coef_", "platt_intercept_"):
-                self.__dict__.pop(name, None)
+            self._forget_platt_scaling()
             fit(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val)
             return self
         if X_val is not None:
@@ -374,6 +372,11 @@ class CalibratedRanker(BaseGBRanker):
 
     def _validation_set_used_otherwise(self):
         return self.calibration == "platt"
+
+    def _forget_platt_scaling(self):
+        """Drop the Platt scaling of an earlier fit, which must not outlive it."""
+        for name in ("platt_coef_", "platt_intercept_"):
+            self.__dict__.pop(name, None)
 
     def _fit_platt_on_validation_set(self, X_val, y_val, qid_val):
         X_val, _ = resolve_qid(X_val, qid_val)

@@ -97,19 +97,43 @@ class _DaskRankerMixin:
             )
         from distributed import default_client
 
-        client = default_client()
+        try:
+            client = default_client()
+        except ValueError:
+            raise ValueError(
+                f"{type(self).__name__}.fit on dask collections runs on a Dask cluster: "
+                "create a distributed.Client first (e.g. Client(LocalCluster()))."
+            ) from None
         self._check_validation_arguments(X_val, y_val, qid_val)
-        has_validation_set = X_val is not None
+        if X_val is not None:
+            X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
         warm, nothing_to_add = self._begin_fit()
-        if nothing_to_add:
-            return self
-        self._check_columns(X, reset=not warm)
+        if not nothing_to_add:
+            self._check_columns(X, reset=not warm)
+            parts = client.compute(partition_tasks(X, y, qid, sample_weight))
+            shard_futures, shards = self._start_shards(client, parts)
+            # The shards hold the partitions now; without the futures the
+            # workers' stores drop their references, so what a shard copies or
+            # bins is freed.
+            del parts
+            try:
+                self._fit_on_shards(shards, warm, X_val, y_val, qid_val)
+            finally:
+                # Actor handles sit in reference cycles, so dropping them would
+                # leave each fit's shards on the workers until the client's next
+                # garbage collection; cancelling releases them now.
+                client.cancel(shard_futures)
+                del shards, shard_futures
+        # With no trees to add, what follows them (Platt scaling) is still
+        # refitted on this validation set, as in one process.
+        if X_val is not None:
+            self._after_boosting(X_val, y_val, qid_val)
+        return self
 
-        parts = client.compute(partition_tasks(X, y, qid, sample_weight))
-        shard_futures, shards = self._start_shards(client, parts)
-        # The shards hold the partitions now; without the futures the workers'
-        # stores drop their references, so what a shard copies or bins is freed.
-        del parts
+    def _fit_on_shards(self, shards, warm, X_val, y_val, qid_val):
+        """Number, bin and boost the rows held by ``shards``, with the
+        in-memory validation set (or None)."""
+        has_validation_set = X_val is not None
         summaries = gather([shard.summary() for shard in shards])
         self._check_summaries(summaries)
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
@@ -134,7 +158,6 @@ class _DaskRankerMixin:
 
         validation = None
         if has_validation_set:
-            X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
             prepared = self._prepare_validation_data(
                 X_val, y_val, qid_val, n_training_queries=self._n_training_queries
             )
@@ -142,19 +165,13 @@ class _DaskRankerMixin:
                 validation = self._binned_validation_set(*prepared)
         elif hold_out:
             validation = self._held_out_validation_set(shards)
-        try:
-            self._boost(
-                DistributedTrainingData(training_rows, offsets),
-                objective_name=objective_name,
-                baseline=baseline,
-                validation=validation,
-                warm=warm,
-            )
-        finally:
-            del shards, shard_futures
-        if has_validation_set:
-            self._after_boosting(X_val, y_val, qid_val)
-        return self
+        self._boost(
+            DistributedTrainingData(training_rows, offsets),
+            objective_name=objective_name,
+            baseline=baseline,
+            validation=validation,
+            warm=warm,
+        )
 
     def _after_boosting(self, X_val, y_val, qid_val):
         """Fit whatever follows the trees, on the in-memory validation set."""
@@ -462,11 +479,14 @@ class DaskCalibratedRanker(_DaskRankerMixin, CalibratedRanker):
         self : object
             The fitted ranker.
         """
-        if is_dask_collection(X) and self.calibration == "platt" and X_val is None:
-            raise ValueError(
-                "DaskCalibratedRanker with calibration='platt' fits the Platt scaling on "
-                "X_val, y_val, qid_val; pass them (no training queries are held out on Dask)."
-            )
+        if is_dask_collection(X):
+            if self.calibration == "platt" and X_val is None:
+                raise ValueError(
+                    "DaskCalibratedRanker with calibration='platt' fits the Platt scaling on "
+                    "X_val, y_val, qid_val; pass them (no training queries are held out on Dask)."
+                )
+            if self.calibration is None:
+                self._forget_platt_scaling()
         return super().fit(
             X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val
         )
