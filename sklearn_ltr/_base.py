@@ -171,13 +171,19 @@ def _check_labels(y, name="y"):
             f"{name} contains negative values; relevance labels must be non-negative "
             "(gains are 2**y - 1)."
         )
-    if y.size and y.max() > max_exponential_label(y.size):
+    if y.size:
+        _check_largest_label(y.max(), y.size, name)
+    return y
+
+
+def _check_largest_label(largest, n_rows, name="y"):
+    """Refuse labels whose gains, summed over ``n_rows`` rows, overflow."""
+    if largest > max_exponential_label(n_rows):
         raise ValueError(
-            f"{name} has a label of {y.max():g}; over {y.size} rows, sums of gains "
-            f"2**y - 1 overflow float64 for labels above {max_exponential_label(y.size)}. "
+            f"{name} has a label of {largest:g}; over {n_rows} rows, sums of gains "
+            f"2**y - 1 overflow float64 for labels above {max_exponential_label(n_rows)}. "
             "Labels are relevance grades (typically 0-4)."
         )
-    return y
 
 
 class BaseGBRanker(RankerMixin, BaseEstimator):

@@ -133,8 +133,8 @@ def test_calibrated_ranker_platt_scaling_on_the_validation_set(client, data):
         [distributed.platt_coef_, distributed.platt_intercept_],
         [local.platt_coef_, local.platt_intercept_], rtol=1e-9)
     assert type(distributed.to_local()) is CalibratedRanker
-    np.testing.assert_allclose(distributed.to_local().predict_proba(X_val), local.predict_proba(X_val),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(distributed.to_local().predict_proba(to_frame(X_val, qid_val)),
+                               local.predict_proba(X_val), rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="X_val"):
         DaskCalibratedRanker(**params).fit(features, labels)
     # Graded labels without binarize are refused on the worker that sees them.
@@ -154,15 +154,66 @@ def test_calibrated_ranker_refits_like_the_in_memory_one(client, data):
     distributed = DaskCalibratedRanker(**params)
     local = CalibratedRanker(**params)
     for val_rows in (slice(0, 600), slice(600, 1200)):
-        val = dict(X_val=X_val[val_rows], y_val=y_val[val_rows], qid_val=qid_val[val_rows])
-        distributed.fit(features, labels, **val)
-        local.fit(X, y, qid=qid, **val)
+        distributed.fit(features, labels, X_val=to_frame(X_val[val_rows], qid_val[val_rows]),
+                        y_val=y_val[val_rows])
+        local.fit(X, y, qid=qid, X_val=X_val[val_rows], y_val=y_val[val_rows],
+                  qid_val=qid_val[val_rows])
         assert distributed.platt_coef_ == pytest.approx(local.platt_coef_, rel=1e-9)
     distributed.set_params(calibration=None, warm_start=False).fit(features, labels)
     assert not hasattr(distributed, "platt_coef_")
     frame = to_frame(X, qid)
     np.testing.assert_allclose(distributed.predict_proba(frame)[:, 1],
                                1 / (1 + np.exp(-distributed.predict(frame))), rtol=1e-12)
+
+
+def test_calibrated_predict_proba_on_dask_collections(client, data):
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    features = ddf.drop(columns="label")
+    ranker = DaskCalibratedRanker(**dict(PARAMS, binarize=True)).fit(features, ddf["label"])
+    expected = ranker.to_local().predict_proba(to_frame(X, qid))
+    lazy = ranker.predict_proba(features)
+    assert isinstance(lazy, dd.DataFrame)
+    frame = features.compute()
+    got = lazy.compute()
+    assert list(got.columns) == [0, 1] and got.index.equals(frame.index)
+    np.testing.assert_array_equal(got.to_numpy(), ranker.to_local().predict_proba(frame))
+    # The model was fitted on named columns; an Array has none (a warning on
+    # the workers), and gives the same numbers.
+    array = da.from_array(frame.drop(columns="qid").to_numpy(), chunks=(500, 5))
+    np.testing.assert_array_equal(ranker.predict_proba(array).compute(),
+                                  ranker.to_local().predict_proba(frame))
+    assert expected.shape == (len(y), 2)
+
+
+def test_dataframe_inputs_the_in_memory_ranker_accepts_or_refuses(client, data):
+    import pandas as pd
+
+    X, y, qid = data
+    frame = to_frame(X, qid)
+    # pandas' nullable dtypes with <NA>: missing values, as in one process.
+    frame["f1"] = pd.array(frame["f1"], dtype="Float64")
+    frame.loc[frame.index[::7], "f1"] = pd.NA
+    ddf = repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=3, sort=False))
+    distributed = DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**PARAMS).fit(frame, y)
+    _assert_same_model(distributed, local, frame)
+    with pytest.raises(ValueError, match="no feature columns"):
+        DaskLambdaMARTRanker(**PARAMS).fit(ddf[["qid"]], ddf["label"])
+    with pytest.raises(ValueError, match="non-numeric columns 'when'"):
+        dated = ddf.assign(when=dd.to_datetime(ddf["qid"], unit="s"))
+        DaskLambdaMARTRanker(**PARAMS).fit(dated.drop(columns="label"), dated["label"])
+    empty = ddf[ddf["label"] > 100]
+    with pytest.raises(ValueError, match="X has no rows"):
+        DaskLambdaMARTRanker(**PARAMS).fit(empty.drop(columns="label"), empty["label"])
+    # The label bound is that of all rows, not of one partition.
+    n_rows = len(y)
+    top = 1023 - int(np.ceil(np.log2(n_rows))) + 1
+    high = ddf.assign(label=ddf["label"] + top - 4)
+    with pytest.raises(ValueError, match=f"over {n_rows} rows"):
+        DaskLambdaMARTRanker(**PARAMS).fit(high.drop(columns="label"), high["label"])
+    with pytest.raises(TypeError, match="rank needs the rows in memory"):
+        distributed.rank(ddf.drop(columns="label"))
 
 
 def test_a_fit_leaves_no_shards_on_the_workers(client, data):
@@ -359,3 +410,8 @@ def test_rechunk_by_query_cuts_arrays_at_query_starts(client, data):
     interleaved = da.from_array(np.tile([1, 2], len(y) // 2 + 1)[: len(y)], chunks=500)
     with pytest.raises(ValueError, match="not contiguous"):
         rechunk_by_query(da.from_array(X, chunks=(500, 12)), arrays[0], interleaved)
+    # Boolean indexing with a dask mask leaves the chunk lengths unknown.
+    unknown = da.from_array(X, chunks=(500, 12))[da.ones(len(y), chunks=500, dtype=bool)]
+    assert np.isnan(unknown.shape[0])
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        rechunk_by_query(unknown, *arrays)

@@ -4,14 +4,15 @@ from functools import partial
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._base import _BINNING_SUBSAMPLE
+from .._base import _BINNING_SUBSAMPLE, _check_largest_label, _check_numeric_columns
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
 from .._queries import resolve_qid, rows_of_queries, split_queries
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from ..calibration import CalibratedRanker
+from ..calibration import CalibratedRanker, _proba_available
 from ._partitions import (
     is_dask_collection,
     partition_tasks,
@@ -47,6 +48,16 @@ def _predict_partition(model, part):
 
 def _predict_block(model, block):
     return model.predict(block)
+
+
+def _predict_proba_partition(model, part):
+    import pandas as pd
+
+    return pd.DataFrame(model.predict_proba(part), index=part.index, columns=[0, 1])
+
+
+def _predict_proba_block(model, block):
+    return model.predict_proba(block)
 
 
 class _DaskRankerMixin:
@@ -209,6 +220,9 @@ class _DaskRankerMixin:
         (``reset``), or check X against them (a warm start)."""
         if hasattr(X, "columns"):
             meta, _ = resolve_qid(X._meta, None)
+            _check_numeric_columns(meta, "X")
+            if meta.shape[1] == 0:
+                raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
         else:
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
@@ -224,14 +238,18 @@ class _DaskRankerMixin:
                 "sklearn_ltr.dask.repartition_by_query(df) (DataFrames) or "
                 "rechunk_by_query(X, y, qid) (Arrays) first."
             )
+        n_rows = int(sum(s["sizes"].sum() for s in summaries))
+        if n_rows == 0:
+            raise ValueError("X has no rows; fit needs at least one query with one row.")
         widths = {s["n_features"] for s in summaries if s["sizes"].size}
         if widths != {self.n_features_in_}:
             raise ValueError(
                 f"the partitions of X have {sorted(widths)} columns (without qid), "
                 f"expected {self.n_features_in_}."
             )
-        if sum(s["sizes"].sum() for s in summaries) == 0:
-            raise ValueError("X has no rows; fit needs at least one query with one row.")
+        # Each partition checked its labels against its own size; the bound
+        # that matters is that of all rows.
+        _check_largest_label(max(s["largest_label"] for s in summaries), n_rows)
 
     def _hold_out_queries(self, shards, summaries):
         """Take the validation queries a single-process fit would hold out
@@ -336,6 +354,27 @@ class _DaskRankerMixin:
         # meta given, so that dask does not call predict on an empty block here.
         return whole_rows(X).map_blocks(partial(_predict_block, model), drop_axis=1,
                                         dtype=np.float64, meta=np.empty(0, dtype=np.float64))
+
+    def rank(self, X, *, qid=None):
+        """Rank of each row within its query, 1 being the best; in-memory
+        data only.
+
+        Parameters
+        ----------
+        X : in-memory data of shape (n_samples, n_features)
+        qid : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        ranks : ndarray of shape (n_samples,), dtype int64
+        """
+        if is_dask_collection(X) or is_dask_collection(qid):
+            raise TypeError(
+                f"{type(self).__name__}.rank needs the rows in memory: a query's ranks need "
+                "all its rows at once. Compute X first, or rank within partitions of whole "
+                "queries with X.map_partitions(ranker.to_local().rank)."
+            )
+        return super().rank(X, qid=qid)
 
     def to_local(self):
         """The fitted model as the ordinary ranker class, with no tie to Dask.
@@ -494,3 +533,33 @@ class DaskCalibratedRanker(_DaskRankerMixin, CalibratedRanker):
     def _after_boosting(self, X_val, y_val, qid_val):
         if self.calibration == "platt":
             self._fit_platt_on_validation_set(X_val, y_val, qid_val)
+
+    @available_if(_proba_available)
+    def predict_proba(self, X):
+        """Probability that each row is relevant; lazily per partition for
+        dask input.
+
+        Parameters
+        ----------
+        X : dask DataFrame, dask Array, or in-memory data of shape (n_samples, n_features)
+            A ``"qid"`` column of a DataFrame is ignored.
+
+        Returns
+        -------
+        proba : dask DataFrame, dask Array or ndarray of shape (n_samples, 2)
+            Column 0 is ``P(not relevant)``, column 1 ``P(relevant)``, as
+            :meth:`CalibratedRanker.predict_proba
+            <sklearn_ltr.CalibratedRanker.predict_proba>` gives them; a dask
+            DataFrame's columns are named 0 and 1 and keep its index.
+        """
+        if not is_dask_collection(X):
+            return super().predict_proba(X)
+        model = self.to_local()
+        if hasattr(X, "columns"):
+            import pandas as pd
+
+            meta = pd.DataFrame({0: np.zeros(0), 1: np.zeros(0)})
+            return X.map_partitions(partial(_predict_proba_partition, model), meta=meta)
+        rows = whole_rows(X)
+        return rows.map_blocks(partial(_predict_proba_block, model), chunks=(rows.chunks[0], (2,)),
+                               dtype=np.float64, meta=np.empty((0, 2)))

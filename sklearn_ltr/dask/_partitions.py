@@ -172,6 +172,12 @@ def rechunk_by_query(X, y, qid, sample_weight=None):
     if not all(_is_dask_array(a) for a in arrays):
         raise TypeError("rechunk_by_query takes dask Arrays; for a DataFrame use "
                         "repartition_by_query.")
+    if any(np.isnan(a.shape[0]) for a in arrays):
+        raise ValueError(
+            "rechunk_by_query needs the row counts of the chunks, and some are unknown "
+            "(nan): call .compute_chunk_sizes() on the arrays first, or make them with "
+            "ddf.to_dask_array(lengths=True)."
+        )
     ids = np.asarray(qid.compute())
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
     if np.unique(ids[starts]).shape[0] != starts.shape[0]:

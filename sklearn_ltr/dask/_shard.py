@@ -49,6 +49,10 @@ def make_part(X, y, qid, sample_weight):
     """
     X, qid = resolve_qid(X, qid)
     _check_numeric_columns(X, "X")
+    if hasattr(X, "to_numpy"):
+        # pandas' nullable columns hold pd.NA, which only this turns into NaN.
+        dtype = np.float32 if all(t == np.float32 for t in X.dtypes) else X_DTYPE
+        X = X.to_numpy(dtype=dtype, na_value=np.nan)
     X = np.asarray(X)
     if X.dtype not in (np.float32, X_DTYPE):
         X = X.astype(X_DTYPE)
@@ -147,13 +151,14 @@ class TrainingShard:
         summary : dict
             ``part_qids``: the distinct query ids of each partition;
             ``qids`` and ``sizes``: this shard's queries (sorted) and their
-            numbers of rows; ``n_features``.
+            numbers of rows; ``n_features``; ``largest_label``.
         """
         return dict(
             part_qids=[np.unique(part[2]) for part in self._parts],
             qids=self._unique_qids,
             sizes=np.diff(self._offsets),
             n_features=self.n_features,
+            largest_label=float(self._y.max()) if self._y.size else 0.0,
         )
 
     def hold_out(self, queries):
