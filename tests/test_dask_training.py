@@ -295,10 +295,13 @@ def test_early_stopping_and_warm_start_match_single_process(client, data):
 
 @pytest.mark.parametrize("validation_fraction", [0.2, 7])
 def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
-                                                                    validation_fraction):
+                                                                    validation_fraction,
+                                                                    monkeypatch):
     # Without X_val the shards hold out the queries a single process would
     # (validation_fraction of them, by the fit's seed), and the client scores
-    # them after every tree.
+    # them after every tree. train_score_ is scored on a sample of whole
+    # queries (made smaller than the data here): the single-process sample.
+    monkeypatch.setattr("sklearn_ltr._base._SMALL_TRAINSET_ROWS", 1000)
     X, y, qid = data
     params = dict(PARAMS, n_estimators=80, early_stopping=True, n_iter_no_change=3,
                   validation_fraction=validation_fraction)
@@ -310,6 +313,7 @@ def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
     _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
                                rtol=0, atol=1e-12)
+    np.testing.assert_allclose(distributed.train_score_, local.train_score_, rtol=0, atol=1e-12)
     # The held-out queries did not train: the model differs from one fitted
     # on all queries for the same number of trees.
     every_query = LambdaMARTRanker(**dict(PARAMS, n_estimators=distributed.n_iter_)).fit(

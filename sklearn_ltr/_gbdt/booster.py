@@ -329,9 +329,13 @@ class TrainingData:
     def choose_small_trainset(self, max_rows, random_seed):
         """Choose the whole queries that :meth:`small_trainset_score` scores;
         return how many."""
-        self._small_rows, self._small_offsets = _small_trainset(self.offsets, max_rows,
-                                                                random_seed)
-        return self._small_offsets.shape[0] - 1
+        return self.use_small_trainset(small_trainset_queries(self.offsets, max_rows, random_seed))
+
+    def use_small_trainset(self, queries):
+        """Score these queries (sorted indices) in :meth:`small_trainset_score`;
+        return how many."""
+        self._small_rows, self._small_offsets = rows_of_queries(self.offsets, queries)
+        return queries.shape[0]
 
     def small_trainset_score(self, metric):
         """The metric of the current raw scores on the small training sample."""
@@ -358,8 +362,9 @@ def _should_stop(scores, n_iter_no_change, tol):
     return not any(score > reference for score in scores[-n_iter_no_change:])
 
 
-def _small_trainset(offsets, max_rows, seed):
-    """Whole queries drawn at random until about ``max_rows`` rows."""
+def small_trainset_queries(offsets, max_rows, seed):
+    """Whole queries drawn at random until about ``max_rows`` rows (sorted
+    query indices)."""
     n_queries = offsets.shape[0] - 1
     sizes = np.diff(offsets)
     if sizes.sum() <= max_rows:
@@ -368,4 +373,4 @@ def _small_trainset(offsets, max_rows, seed):
         permuted = np.random.default_rng([seed, 3]).permutation(n_queries)
         n_keep = max(1, int(np.searchsorted(np.cumsum(sizes[permuted]), max_rows)))
         queries = np.sort(permuted[:n_keep])
-    return rows_of_queries(offsets, queries)
+    return queries

@@ -27,11 +27,11 @@ actor.
 import numpy as np
 
 from .._base import _check_labels, _check_numeric_columns
-from .._gbdt.booster import TrainingData, objective_generator
+from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
-from .._queries import check_qid, group_queries, resolve_qid
+from .._queries import check_qid, group_queries, resolve_qid, rows_of_queries
 
 __all__ = [
     "TrainingShard", "DistributedTrainingData", "DistributedNodeRows", "gather", "make_part",
@@ -291,8 +291,12 @@ class TrainingShard:
         tree = GrownTree(nodes, indices, starts, stops, leaf_values, leaf_ids)
         self.training.add_tree(tree, sampled)
 
-    def choose_small_trainset(self, max_rows, random_seed):
-        self._n_small_queries = self.training.choose_small_trainset(max_rows, random_seed)
+    def choose_small_trainset(self, local_rows):
+        """Score the queries of these rows (local positions of whole queries)
+        in :meth:`small_trainset_score`; return how many there are."""
+        offsets = self.training.offsets
+        queries = np.unique(np.searchsorted(offsets, local_rows, side="right") - 1)
+        self._n_small_queries = self.training.use_small_trainset(queries)
         return self._n_small_queries
 
     def small_trainset_score(self, metric):
@@ -408,11 +412,13 @@ class DistributedTrainingData:
                  for shard in self.shards])
 
     def choose_small_trainset(self, max_rows, random_seed):
-        # Each shard scores about its share of the rows (whole queries); the
-        # shards' scores are averaged weighted by their numbers of queries.
-        per_shard = max(1, max_rows // len(self.shards))
+        # The queries a single process would score; each shard scores those
+        # it holds, and their scores are averaged weighted by query counts.
+        queries = small_trainset_queries(self.offsets, max_rows, random_seed)
+        rows, _ = rows_of_queries(self.offsets, queries)
         self._small_queries = np.asarray(gather([
-            shard.choose_small_trainset(per_shard, random_seed) for shard in self.shards
+            shard.choose_small_trainset(local)
+            for shard, local in zip(self.shards, self.node_rows.local_positions(rows))
         ]), dtype=np.float64)
 
     def small_trainset_score(self, metric):
