@@ -28,16 +28,28 @@ def _compute_if_dask(value):
     return value.compute() if is_dask_collection(value) else value
 
 
-def _queries_in_sorted_order(summaries):
-    """All shards' query sizes, concatenated, and the order that sorts the
-    queries by id (as a single-process fit orders them)."""
+def _global_queries(summaries):
+    """The shards' queries in a single-process fit's order (sorted by id).
+
+    Returns
+    -------
+    order : ndarray of shape (n_queries,)
+        Sorts the shards' queries, concatenated shard after shard, by id.
+    offsets : ndarray of shape (n_queries + 1,)
+        Global query offsets, queries in that sorted order.
+    bounds : ndarray of shape (n_shards + 1,)
+        Shard ``k``'s queries are ``bounds[k]:bounds[k + 1]`` of the
+        concatenation.
+    """
     qids = np.concatenate([s["qids"] for s in summaries])
     sizes = np.concatenate([s["sizes"] for s in summaries]).astype(np.int64)
     try:
         order = np.argsort(qids, kind="stable")
     except TypeError as exc:
         raise ValueError(f"qid values must be mutually comparable; got mixed types: {exc}") from None
-    return sizes, order
+    offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
+    bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
+    return order, offsets, bounds
 
 
 def _predict_partition(model, part):
@@ -266,13 +278,11 @@ class _DaskRankerMixin:
                 "(validation_fraction=None); pass X_val, y_val, qid_val, set "
                 "validation_fraction, or set early_stopping=False."
             )
-        sizes, order = _queries_in_sorted_order(summaries)
-        offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
+        order, offsets, bounds = _global_queries(summaries)
         split_rng = np.random.default_rng([self._random_seed, 0])
         _, validation_queries = split_queries(offsets, self.validation_fraction, split_rng)
-        held = np.zeros(sizes.shape[0], dtype=bool)
+        held = np.zeros(order.shape[0], dtype=bool)
         held[order[validation_queries]] = True
-        bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
         return gather([
             shard.hold_out(np.flatnonzero(held[bounds[k]:bounds[k + 1]]))
             for k, shard in enumerate(shards)
@@ -295,21 +305,19 @@ class _DaskRankerMixin:
         """Number all rows as a single-process fit does (queries in sorted id
         order, rows of a query in input order) and tell each shard where its
         rows are."""
-        sizes, order = _queries_in_sorted_order(summaries)
-        shard_of_query = np.repeat(np.arange(len(shards)), [len(s["qids"]) for s in summaries])
+        order, offsets, bounds = _global_queries(summaries)
+        shard_of_query = np.repeat(np.arange(len(shards)), np.diff(bounds))
         local_starts = np.concatenate(
             [np.concatenate(([0], np.cumsum(s["sizes"])[:-1])) for s in summaries]
         ).astype(np.int64)
-        offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
         global_starts = np.empty_like(offsets[:-1])
         global_starts[order] = offsets[:-1]
         n_samples = int(offsets[-1])
-        bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
         gather([
             shard.set_global_queries(global_starts[bounds[k]:bounds[k + 1]], n_samples)
             for k, shard in enumerate(shards)
         ])
-        ordered_sizes = sizes[order]
+        ordered_sizes = np.diff(offsets)
         shard_of_position = np.repeat(shard_of_query[order], ordered_sizes).astype(np.int32)
         local_of_position = (
             np.repeat(local_starts[order] - offsets[:-1], ordered_sizes) + np.arange(n_samples)
