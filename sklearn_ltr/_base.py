@@ -31,7 +31,7 @@ from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, sp
 from .metrics import ndcg_score
 from .metrics._checks import max_exponential_label
 
-__all__ = ["RankerMixin", "BaseGBRanker"]
+__all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
 
 # Rows drawn to compute bin thresholds: quantiles of 200k rows are as good as
 # those of all rows, and sorting 2M+ rows per feature is not free.
@@ -573,6 +573,14 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         X = self._validate_X(X)
         return self._booster.predict(X)
 
+    def _tree_ensemble(self):
+        """The fitted trees as the neutral :class:`TreeEnsemble` view."""
+        check_is_fitted(self, "_booster")
+        return self._booster.ensemble(
+            feature_names=getattr(self, "feature_names_in_", None),
+            missing_in_training=self._bin_mapper.has_missing_values_,
+        )
+
     def save_model(self, path):
         """Write the fitted ranker to a file, without pickle.
 
@@ -617,6 +625,23 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         """
         check_is_fitted(self, "_booster")
         return self._booster.feature_importances()
+
+
+def fitted_tree_ensemble(model, *, caller):
+    """The :class:`TreeEnsemble` of a fitted ranker of ours, for the
+    exporters and inspection; a clear error for anything else."""
+    if not isinstance(model, BaseGBRanker):
+        hint = ""
+        if hasattr(model, "steps"):
+            hint = (
+                " For a Pipeline, pass its last step (pipeline[-1]) and apply the other "
+                "steps before the model where it is served."
+            )
+        raise TypeError(
+            f"{caller} takes a fitted LambdaMARTRanker, XENDCGRanker, ListNetRanker or "
+            f"CalibratedRanker (or one read by load_model); got {type(model).__name__}.{hint}"
+        )
+    return model._tree_ensemble()
 
 
 def _ndcg_of_grouped_rows(y, raw_scores, offsets, *, k):

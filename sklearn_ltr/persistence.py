@@ -272,12 +272,10 @@ def save_model(estimator, path):
         if hasattr(estimator, attr):
             fitted[attr] = _float_to_json(getattr(estimator, attr))
 
-    nodes = np.concatenate(booster.trees) if booster.trees else np.zeros(0, NODE_DTYPE)
-    sizes = np.array([len(t) for t in booster.trees], dtype=np.int64)
-    tree_starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    arrays = {"node_" + f: nodes[f] for f in _NODE_FIELDS}
+    ensemble = estimator._tree_ensemble()
+    arrays = {"node_" + f: ensemble.nodes[f] for f in _NODE_FIELDS}
     arrays.update(
-        tree_starts=tree_starts[: len(sizes)],
+        tree_starts=ensemble.tree_starts,
         bin_thresholds=(
             np.concatenate(mapper.bin_thresholds_) if mapper.bin_thresholds_ else np.zeros(0)
         ),
@@ -296,11 +294,11 @@ def save_model(estimator, path):
         "params": params,
         "fitted": fitted,
         "booster": {
-            "objective_name": str(booster.objective_name),
-            "baseline": _float_to_json(booster.baseline),
-            "n_features": int(booster.n_features),
+            "objective_name": str(ensemble.objective),
+            "baseline": _float_to_json(ensemble.baseline),
+            "n_features": int(ensemble.n_features),
             "missing_values_bin_idx": int(booster.missing_values_bin_idx),
-            "n_trees": len(booster.trees),
+            "n_trees": ensemble.n_trees,
         },
         "bin_mapper": {
             "max_bins": int(mapper.max_bins),

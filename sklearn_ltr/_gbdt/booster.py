@@ -14,6 +14,7 @@ import numpy as np
 
 from .._queries import rows_of_queries
 from .common import G_H_DTYPE, Y_DTYPE
+from .ensemble import TreeEnsemble
 from .grower import TreeGrower, _update_raw_predictions
 from .node_rows import NodeRows
 from .predictor import _predict_binned, concatenate_trees, predict_raw
@@ -68,16 +69,29 @@ class Booster:
 
     # -- prediction ---------------------------------------------------------
 
-    def _ensemble(self):
-        """All trees in one node array, cached until a tree is added or removed."""
+    def ensemble(self, feature_names=None, missing_in_training=None):
+        """The fitted trees as a :class:`TreeEnsemble`, the neutral view that
+        prediction, persistence, export and inspection read. The flat node
+        array is cached until a tree is added or removed."""
         if self._flat is None or self._flat[1].shape[0] != self.n_trees:
             self._flat = concatenate_trees(self.trees)
-        return self._flat
+        nodes, tree_starts = self._flat
+        return TreeEnsemble(
+            nodes=nodes,
+            tree_starts=tree_starts,
+            baseline=self.baseline,
+            n_features=self.n_features,
+            feature_names=None if feature_names is None else tuple(feature_names),
+            objective=self.objective_name,
+            missing_in_training=(
+                None if missing_in_training is None
+                else np.array(missing_in_training, dtype=bool)
+            ),
+        )
 
     def predict(self, X):
         """Raw scores of ``X`` (dense or sparse, unbinned) from all trees."""
-        nodes, tree_starts = self._ensemble()
-        return predict_raw(nodes, tree_starts, X, init=self.baseline)
+        return self.ensemble().predict(X)
 
     def staged_predict(self, X):
         """Yield raw scores after each tree."""

@@ -21,6 +21,22 @@ from .common import NODE_DTYPE, X_DTYPE
 _SPARSE_CHUNK_CELLS = 4_000_000
 
 
+@njit(inline="always", cache=True)
+def _leaf_of_row(nodes, base, X, i):
+    """Index in ``nodes`` of the leaf that row ``i`` of raw ``X`` reaches in
+    the tree rooted at ``base``: left iff ``x <= num_threshold``, NaN to
+    ``missing_go_to_left``'s side."""
+    k = base
+    while not nodes[k]["is_leaf"]:
+        x = X[i, nodes[k]["feature_idx"]]
+        if np.isnan(x):
+            go_left = nodes[k]["missing_go_to_left"] != 0
+        else:
+            go_left = x <= nodes[k]["num_threshold"]
+        k = base + (nodes[k]["left"] if go_left else nodes[k]["right"])
+    return k
+
+
 @njit(parallel=True, cache=True)
 def _predict_raw(nodes, tree_starts, X, out):
     """Add the ensemble's prediction for raw values to ``out``.
@@ -44,20 +60,20 @@ def _predict_raw(nodes, tree_starts, X, out):
     for i in prange(n_rows):
         acc = 0.0
         for t in range(n_trees):
-            base = tree_starts[t]
-            k = base
-            while not nodes[k]["is_leaf"]:
-                x = X[i, nodes[k]["feature_idx"]]
-                if np.isnan(x):
-                    go_left = nodes[k]["missing_go_to_left"] != 0
-                else:
-                    go_left = x <= nodes[k]["num_threshold"]
-                if go_left:
-                    k = base + nodes[k]["left"]
-                else:
-                    k = base + nodes[k]["right"]
-            acc += nodes[k]["value"]
+            acc += nodes[_leaf_of_row(nodes, tree_starts[t], X, i)]["value"]
         out[i] += acc
+
+
+@njit(parallel=True, cache=True)
+def _predict_leaf_nodes(nodes, tree_starts, X, out):
+    """Write the leaf each row reaches in each tree, by the rule of
+    :func:`_predict_raw`, as the leaf's index within its tree, into
+    ``out`` of shape (n_rows, n_trees)."""
+    n_rows = X.shape[0]
+    n_trees = tree_starts.shape[0]
+    for i in prange(n_rows):
+        for t in range(n_trees):
+            out[i, t] = _leaf_of_row(nodes, tree_starts[t], X, i) - tree_starts[t]
 
 
 @njit(parallel=True, cache=True)

@@ -1,0 +1,135 @@
+"""A fitted ensemble as plain data: the one view of a model that prediction,
+persistence, the exporters and inspection all read.
+
+A :class:`TreeEnsemble` holds every tree's nodes in one flat ``NODE_DTYPE``
+array, the offset of each tree's root, the baseline score and the feature
+names. It knows nothing of estimators or file formats; an exporter walks its
+trees and writes them in its own format, so adding a format never touches
+the engine.
+
+The decision rule, which every exporter must reproduce: at a split node a row
+goes to ``left`` iff ``x <= num_threshold`` (float64 comparison), and to
+``missing_go_to_left``'s side iff ``x`` is NaN. ``+inf`` and ``-inf`` are
+ordinary values. The score is ``baseline + sum of the leaf values``, the
+trees' values added in tree order.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .common import NODE_DTYPE
+from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
+
+__all__ = ["TreeEnsemble"]
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEnsemble:
+    """The trees of a fitted model, read-only.
+
+    Parameters
+    ----------
+    nodes : ndarray of shape (n_nodes,), dtype NODE_DTYPE
+        Every tree's nodes, concatenated. Child indices are relative to their
+        tree's root, and a child always comes after its parent.
+    tree_starts : ndarray of shape (n_trees,), dtype int64
+        Offset of each tree's root in ``nodes``.
+    baseline : float
+        Raw score of the model with no trees.
+    n_features : int
+        Number of input columns.
+    feature_names : tuple of str or None
+        The column names seen in fit, or None if X had none.
+    objective : str
+        Name of the training objective (for the record; it does not change
+        the raw score).
+    missing_in_training : ndarray of shape (n_features,), dtype bool, or None
+        Whether the training data had missing values in each feature, so
+        that the learned ``missing_go_to_left`` of its splits means
+        something; None if unknown (then every direction counts as
+        learned).
+    """
+
+    nodes: np.ndarray
+    tree_starts: np.ndarray
+    baseline: float
+    n_features: int
+    feature_names: tuple = None
+    objective: str = ""
+    missing_in_training: np.ndarray = None
+
+    def __post_init__(self):
+        if self.nodes.dtype != NODE_DTYPE:
+            raise ValueError("nodes must have dtype NODE_DTYPE.")
+        if self.feature_names is not None and len(self.feature_names) != self.n_features:
+            raise ValueError(
+                f"feature_names has {len(self.feature_names)} names for "
+                f"{self.n_features} features."
+            )
+        if self.missing_in_training is None:
+            object.__setattr__(self, "missing_in_training", np.ones(self.n_features, dtype=bool))
+        for array in (self.nodes, self.tree_starts, self.missing_in_training):
+            array.setflags(write=False)
+
+    @property
+    def n_trees(self):
+        return int(self.tree_starts.shape[0])
+
+    @property
+    def tree_stops(self):
+        """One past each tree's last node."""
+        return np.append(self.tree_starts[1:], self.nodes.shape[0]).astype(np.int64)
+
+    def tree(self, t):
+        """Node array of tree ``t`` (child indices are relative to it)."""
+        return self.nodes[self.tree_starts[t] : self.tree_stops[t]]
+
+    def trees(self):
+        """Yield each tree's node array, in order."""
+        for t in range(self.n_trees):
+            yield self.tree(t)
+
+    def names(self, default="f{}"):
+        """Feature names: those seen in fit, else ``default.format(i)``."""
+        if self.feature_names is not None:
+            return list(self.feature_names)
+        return [default.format(i) for i in range(self.n_features)]
+
+    @property
+    def splits(self):
+        """Boolean mask of the split (non-leaf) nodes."""
+        return self.nodes["is_leaf"] == 0
+
+    def splits_with_learned_missing_direction(self):
+        """Boolean mask of the split nodes whose feature had missing values
+        in training: where the model's NaN direction was learned, and a
+        format without missing values cannot reproduce it."""
+        splits = self.splits
+        learned = np.zeros(self.nodes.shape[0], dtype=bool)
+        learned[splits] = self.missing_in_training[self.nodes["feature_idx"][splits]]
+        return learned
+
+    def predict(self, X, n_trees=None):
+        """Raw scores of unbinned ``X`` (dense or sparse) from the first
+        ``n_trees`` trees (all if None)."""
+        return predict_raw(self.nodes, self.tree_starts, X, n_trees=n_trees, init=self.baseline)
+
+    def apply(self, X):
+        """Leaf reached by each row in each tree.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+            Raw values, NaN for missing.
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_rows, n_trees), dtype int32
+            Index of the leaf node within its tree's node array.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        tree_starts = _check_ensemble(self.nodes, self.tree_starts, None)
+        out = np.zeros((X.shape[0], tree_starts.shape[0]), dtype=np.int32)
+        _predict_leaf_nodes(self.nodes, tree_starts, X, out)
+        return out
