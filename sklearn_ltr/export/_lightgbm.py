@@ -1,0 +1,276 @@
+"""LightGBM's model text and its ``dump_model()`` JSON.
+
+LightGBM's predictor compares as ours does: a split sends ``x`` left iff
+``x <= threshold`` in float64, and with ``missing_type=NaN`` a NaN goes to
+the ``default_left`` side. Thresholds and leaf values are written with 17
+significant digits, so ``lightgbm.Booster(model_file=...)`` reads back the
+same doubles and predicts our scores up to the order of the float64 sum.
+
+What LightGBM's format cannot hold is mapped, never dropped:
+
+- The baseline (LightGBM has no separate initial score in a model) is added
+  to every leaf of the first tree, as LightGBM itself folds
+  ``boost_from_average`` into its first tree.
+- Leaf counts and internal counts are our training row counts, which is what
+  LightGBM's ``pred_contrib`` (TreeSHAP) uses as cover, so its feature
+  contributions equal :func:`sklearn_ltr.inspection.feature_contributions`.
+  ``internal_value`` is the count-weighted mean of the leaves below the node.
+  Leaf and internal *weights* (LightGBM's hessian sums) are not stored by our
+  trees; they are left out, and LightGBM reads them as 0.
+- ``objective`` is ``rank_xendcg`` for an XE-NDCG model and ``lambdarank``
+  for the others: both make LightGBM return the raw score.
+"""
+
+import json
+
+import numpy as np
+
+__all__ = ["booster", "dump_model_json", "model_text"]
+
+# decision_type bits (LightGBM's tree.h): 2 = default left, 8 = missing type NaN.
+_DEFAULT_LEFT = 2
+_MISSING_NAN = 8
+_FORBIDDEN_IN_NAMES = set(' \t\n\r,:"[]{}')
+
+
+def _objective(ensemble):
+    return "rank_xendcg" if ensemble.objective == "xendcg" else "lambdarank"
+
+
+def _feature_names(ensemble):
+    names = ensemble.names(default="Column_{}")
+    bad = [n for n in names if not n or _FORBIDDEN_IN_NAMES & set(n)]
+    if bad:
+        raise ValueError(
+            f"LightGBM's format separates feature names by spaces and cannot hold "
+            f"whitespace or the characters , : \" [ ] {{ }} in a name; {bad[:5]} have them. "
+            "Pass feature_names= with names LightGBM accepts."
+        )
+    return names
+
+
+class _LightGBMTree:
+    """One of our trees in LightGBM's numbering: split nodes and leaves are
+    numbered separately, each in our node order (so the root is split 0), and
+    a child that is a leaf is written as ``~leaf``."""
+
+    def __init__(self, nodes, add_to_leaves=0.0):
+        is_leaf = nodes["is_leaf"] != 0
+        self.n_leaves = int(is_leaf.sum())
+        # Our node index -> LightGBM index (split k or leaf k).
+        number = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
+        code = np.where(is_leaf, ~number, number)
+        splits = nodes[~is_leaf]
+        leaves = nodes[is_leaf]
+        self.split_feature = splits["feature_idx"]
+        self.split_gain = splits["gain"].astype(np.float32).astype(np.float64)
+        self.threshold = splits["num_threshold"]
+        self.default_left = splits["missing_go_to_left"] != 0
+        self.decision_type = _MISSING_NAN + _DEFAULT_LEFT * self.default_left.astype(int)
+        self.left_child = code[splits["left"]]
+        self.right_child = code[splits["right"]]
+        self.leaf_value = leaves["value"] + add_to_leaves
+        self.leaf_count = leaves["count"].astype(np.int64)
+        self.internal_count = splits["count"].astype(np.int64)
+        self.internal_value = _subtree_means(nodes, self.leaf_value, is_leaf)[~is_leaf]
+
+
+def _subtree_means(nodes, leaf_value, is_leaf):
+    """Count-weighted mean leaf value below every node (children come after
+    their parents, so one backward pass sums each subtree)."""
+    weighted = np.zeros(nodes.shape[0])
+    weighted[is_leaf] = leaf_value * nodes["count"][is_leaf]
+    for k in range(nodes.shape[0] - 1, -1, -1):
+        if not is_leaf[k]:
+            weighted[k] = weighted[nodes["left"][k]] + weighted[nodes["right"][k]]
+    counts = nodes["count"].astype(np.float64)
+    return np.divide(weighted, counts, out=np.zeros_like(weighted), where=counts > 0)
+
+
+def _lightgbm_trees(ensemble):
+    return [
+        _LightGBMTree(nodes, ensemble.baseline if t == 0 else 0.0)
+        for t, nodes in enumerate(ensemble.trees())
+    ]
+
+
+def _numbers(values):
+    # repr gives the shortest text that reads back as the same double.
+    return " ".join(repr(float(v)) if isinstance(v, (float, np.floating)) else str(int(v))
+                    for v in values)
+
+
+def _tree_block(index, tree):
+    lines = [
+        f"Tree={index}",
+        f"num_leaves={tree.n_leaves}",
+        "num_cat=0",
+        f"split_feature={_numbers(tree.split_feature)}",
+        f"split_gain={_numbers(tree.split_gain)}",
+        f"threshold={_numbers(tree.threshold)}",
+        f"decision_type={_numbers(tree.decision_type)}",
+        f"left_child={_numbers(tree.left_child)}",
+        f"right_child={_numbers(tree.right_child)}",
+        f"leaf_value={_numbers(tree.leaf_value)}",
+        f"leaf_count={_numbers(tree.leaf_count)}",
+        f"internal_value={_numbers(tree.internal_value)}",
+        f"internal_count={_numbers(tree.internal_count)}",
+        "is_linear=0",
+        "shrinkage=1",
+    ]
+    # LightGBM ends a tree with two blank lines and counts them in tree_sizes.
+    return "\n".join(lines) + "\n\n\n"
+
+
+def model_text(ensemble):
+    """The model as LightGBM's ``Booster.save_model`` writes it.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+
+    Returns
+    -------
+    str
+    """
+    names = _feature_names(ensemble)
+    blocks = [_tree_block(t, tree) for t, tree in enumerate(_lightgbm_trees(ensemble))]
+    header = [
+        "tree",
+        "version=v4",
+        "num_class=1",
+        "num_tree_per_iteration=1",
+        "label_index=0",
+        f"max_feature_idx={ensemble.n_features - 1}",
+        f"objective={_objective(ensemble)}",
+        "feature_names=" + " ".join(names),
+        # "none": value ranges are not kept by our model; LightGBM uses them
+        # for continued training only, never to predict.
+        "feature_infos=" + " ".join(["none"] * ensemble.n_features),
+        "tree_sizes=" + " ".join(str(len(b.encode("utf-8"))) for b in blocks),
+    ]
+    return "\n".join(header) + "\n\n" + "".join(blocks) + "end of trees\n\npandas_categorical:null\n"
+
+
+# LightGBM writes an infinite threshold into its JSON as this (JSON has no inf).
+_JSON_INFINITY = 1e300
+
+
+def _node_json(tree, code, names_used, thresholds):
+    if code < 0:
+        leaf = ~code
+        return {
+            "leaf_index": int(leaf),
+            "leaf_value": float(tree.leaf_value[leaf]),
+            "leaf_weight": 0,
+            "leaf_count": int(tree.leaf_count[leaf]),
+        }
+    names_used.append(int(tree.split_feature[code]))
+    return {
+        "split_index": int(code),
+        "split_feature": int(tree.split_feature[code]),
+        "split_gain": float(tree.split_gain[code]),
+        "threshold": float(thresholds[code]),
+        "decision_type": "<=",
+        "default_left": bool(tree.default_left[code]),
+        "missing_type": "NaN",
+        "internal_value": float(tree.internal_value[code]),
+        "internal_weight": 0,
+        "internal_count": int(tree.internal_count[code]),
+        "left_child": _node_json(tree, int(tree.left_child[code]), names_used, thresholds),
+        "right_child": _node_json(tree, int(tree.right_child[code]), names_used, thresholds),
+    }
+
+
+def dump_model(ensemble, comparison="<="):
+    """The model as LightGBM's ``Booster.dump_model()`` returns it (a dict).
+
+    With ``comparison="<"`` every threshold is the next double above ours,
+    so that an engine testing ``x < threshold`` sends every double where we
+    send it (see :func:`dump_model_json`).
+    """
+    if comparison not in ("<", "<="):
+        raise ValueError(
+            f"comparison must be '<' (Vespa's rule) or '<=' (LightGBM's); got {comparison!r}."
+        )
+    names = _feature_names(ensemble)
+    used = []
+    tree_info = []
+    for t, tree in enumerate(_lightgbm_trees(ensemble)):
+        thresholds = tree.threshold
+        if comparison == "<":
+            thresholds = np.nextafter(thresholds, np.inf)
+        thresholds = np.clip(thresholds, -_JSON_INFINITY, _JSON_INFINITY)
+        if tree.n_leaves == 1:
+            structure = {"leaf_value": float(tree.leaf_value[0])}
+        else:
+            structure = _node_json(tree, 0, used, thresholds)
+        tree_info.append({
+            "tree_index": t,
+            "num_leaves": tree.n_leaves,
+            "num_cat": 0,
+            "shrinkage": 1,
+            "tree_structure": structure,
+        })
+    split_counts = np.bincount(np.asarray(used, dtype=np.int64), minlength=ensemble.n_features)
+    order = np.argsort(-split_counts, kind="stable")
+    return {
+        "name": "tree",
+        "version": "v4",
+        "num_class": 1,
+        "num_tree_per_iteration": 1,
+        "label_index": 0,
+        "max_feature_idx": ensemble.n_features - 1,
+        "objective": _objective(ensemble),
+        "average_output": False,
+        "feature_names": names,
+        "monotone_constraints": [],
+        "feature_infos": {},
+        "tree_info": tree_info,
+        "feature_importances": {
+            names[f]: int(split_counts[f]) for f in order if split_counts[f] > 0
+        },
+        "pandas_categorical": None,
+    }
+
+
+def dump_model_json(ensemble, *, comparison="<"):
+    """The model as LightGBM's ``dump_model()`` JSON text, which Vespa imports.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+    comparison : {"<", "<="}, default="<"
+        The rule of the engine that reads the file. Vespa's importer turns a
+        split into ``x < threshold`` (``!(x >= threshold)`` when
+        ``default_left``; LightGBMParser.nodeToRankingExpression in
+        vespa-engine/vespa, model-integration), not LightGBM's ``<=``, so by
+        default every threshold is written as the next double above ours and
+        Vespa sends every double where our model does. ``"<="`` writes our
+        thresholds as they are: the JSON LightGBM's own ``dump_model()``
+        gives for the ``"lightgbm"`` export.
+
+    Returns
+    -------
+    str
+
+    Notes
+    -----
+    JSON has no infinity: a split that sends every value left and only NaN
+    right has threshold ``+inf``, written as ``1e300`` as LightGBM writes it,
+    so an input above ``1e300`` (``+inf`` included) goes right there in an
+    engine reading the file.
+    """
+    return json.dumps(dump_model(ensemble, comparison=comparison), indent=1)
+
+
+def booster(ensemble):
+    """A ``lightgbm.Booster`` of the model (LightGBM must be installed)."""
+    try:
+        import lightgbm
+    except ImportError:
+        raise ImportError(
+            "to_lightgbm needs LightGBM: pip install lightgbm (export_model(..., "
+            "format='lightgbm') writes the same model without it)."
+        ) from None
+    return lightgbm.Booster(model_str=model_text(ensemble))

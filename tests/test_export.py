@@ -1,0 +1,229 @@
+"""export_model, to_lightgbm and to_xgboost against the real libraries.
+
+LightGBM predicts in float64, so its scores must equal ours to 1e-12
+(relative to the largest score: only the order of the float64 sum differs,
+because our baseline is folded into LightGBM's first tree). XGBoost compares
+and sums in float32: its leaves must be ours on float32 inputs and its scores
+equal ours to 1e-5. The rows reach every split with its feature at the
+threshold, one float above and below, NaN and +-inf (tests/_export_cases.py).
+"""
+
+import io
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from _export_cases import RANKERS, fitted, probe_rows, training_data
+from sklearn_ltr import LambdaMARTRanker, load_model, save_model
+from sklearn_ltr.export import FORMATS, export_model, to_lightgbm, to_xgboost
+
+lightgbm = pytest.importorskip("lightgbm")
+xgboost = pytest.importorskip("xgboost")
+
+
+def assert_scores_equal(theirs, ours, rtol):
+    assert_allclose(theirs, ours, rtol=rtol, atol=rtol * np.abs(ours).max())
+
+
+def leaf_numbers(ensemble, t):
+    """LightGBM's number of each of our tree t's nodes that is a leaf."""
+    is_leaf = ensemble.tree(t)["is_leaf"] != 0
+    return np.cumsum(is_leaf) - 1
+
+
+@pytest.mark.parametrize("name", RANKERS)
+@pytest.mark.parametrize("source", ["file", "to_lightgbm"])
+def test_lightgbm_predicts_our_scores_and_leaves(name, source, tmp_path):
+    model = fitted(name)
+    if source == "file":
+        export_model(model, tmp_path / "model.txt", "lightgbm")
+        booster = lightgbm.Booster(model_file=str(tmp_path / "model.txt"))
+    else:
+        booster = to_lightgbm(model)
+    ensemble = model._tree_ensemble()
+    for X in (probe_rows(name), probe_rows(name, float32=True)):
+        assert_scores_equal(booster.predict(X, raw_score=True), model.predict(X), 1e-12)
+        leaves = booster.predict(X, pred_leaf=True)
+        ours = ensemble.apply(X)
+        for t in range(ensemble.n_trees):
+            np.testing.assert_array_equal(leaves[:, t], leaf_numbers(ensemble, t)[ours[:, t]])
+    # Where the probes go: some rows at each side of a threshold and NaN.
+    assert np.isnan(X).any() and np.isinf(X).any()
+
+
+def test_lightgbm_file_is_what_lightgbm_writes_back(tmp_path):
+    """LightGBM re-saves our file with the same trees, thresholds and leaf
+    values (it adds the leaf weights we do not have, as zeros)."""
+    model = fitted("CalibratedRanker")
+    booster = to_lightgbm(model)
+    again = lightgbm.Booster(model_str=booster.model_to_string())
+    X = probe_rows("CalibratedRanker")
+    np.testing.assert_array_equal(again.predict(X), booster.predict(X))
+    text = booster.model_to_string()
+    assert "tree_sizes=" in text and text.count("Tree=") == model.n_iter_
+    # The baseline lives in the first tree: LightGBM's model has no other place.
+    assert model._tree_ensemble().baseline != 0
+    assert_allclose(booster.predict(X[:5]), model.predict(X[:5]), rtol=1e-12)
+
+
+def _json_diff(a, b, path=""):
+    """Paths where two JSON values differ (internal_value to 1e-15 relative:
+    LightGBM reads it back with a parser that is not correctly rounded)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = set(a) | set(b)
+        return [d for k in keys for d in (
+            _json_diff(a[k], b[k], f"{path}/{k}") if k in a and k in b else [f"{path}/{k}"]
+        )]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [path]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _json_diff(x, y, f"{path}[{i}]")]
+    if path.endswith("internal_value"):
+        return [] if abs(a - b) <= 1e-15 * abs(b) else [path]
+    return [] if a == b else [path]
+
+
+@pytest.mark.parametrize("name", RANKERS)
+def test_lightgbm_json_with_lightgbms_rule_is_lightgbms_dump(name, tmp_path):
+    model = fitted(name)
+    export_model(model, tmp_path / "model.json", "lightgbm-json", comparison="<=")
+    ours = json.loads((tmp_path / "model.json").read_text())
+    assert _json_diff(ours, to_lightgbm(model).dump_model()) == []
+
+
+def vespa_scores(document, X):
+    """Score rows as Vespa's LightGBM import does.
+
+    The rule is LightGBMParser.nodeToRankingExpression (vespa-engine/vespa,
+    model-integration/src/main/java/ai/vespa/rankingexpression/importer/
+    lightgbm/LightGBMParser.java): a numerical split becomes
+    ``if(!(x >= threshold), left, right)`` when ``default_left`` and
+    ``if(x < threshold, left, right)`` otherwise, evaluated in double; the
+    trees' outputs are added; objectives starting with "binary" get a
+    sigmoid, ranking objectives nothing.
+    """
+    names = document["feature_names"]
+    assert not document["objective"].startswith("binary")
+
+    def score(node, x):
+        while "leaf_value" not in node:
+            v = x[names.index(names[node["split_feature"]])]
+            t = float(node["threshold"])
+            go_left = not (v >= t) if node["default_left"] else v < t
+            node = node["left_child"] if go_left else node["right_child"]
+        return node["leaf_value"]
+
+    return np.array([
+        sum(score(tree["tree_structure"], x) for tree in document["tree_info"]) for x in X
+    ])
+
+
+@pytest.mark.parametrize("name", RANKERS)
+def test_lightgbm_json_scores_in_vespa_as_ours(name, tmp_path):
+    model = fitted(name)
+    export_model(model, tmp_path / "model.json", "lightgbm-json")
+    document = json.loads((tmp_path / "model.json").read_text())
+    ensemble = model._tree_ensemble()
+    X = probe_rows(name)[::3]
+    # The documented exception: values above 1e300 (JSON's stand-in for an
+    # infinite threshold) at a split that sends every value left.
+    everything_left = ensemble.nodes[ensemble.splits & np.isposinf(ensemble.nodes["num_threshold"])]
+    huge = (X[:, everything_left["feature_idx"]] > 1e300).any(axis=1)
+    assert_scores_equal(vespa_scores(document, X[~huge]), model.predict(X[~huge]), 1e-12)
+    if name == "ListNetRanker":  # it has such splits: the exception is real
+        assert len(everything_left) and not np.allclose(
+            vespa_scores(document, X[huge]), model.predict(X[huge]))
+    # LightGBM's rule in Vespa would send a value equal to a threshold right.
+    export_model(model, tmp_path / "lightgbm_rule.json", "lightgbm-json", comparison="<=")
+    lightgbm_rule = json.loads((tmp_path / "lightgbm_rule.json").read_text())
+    assert not np.allclose(vespa_scores(lightgbm_rule, X), model.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", RANKERS)
+@pytest.mark.parametrize("source", ["file", "to_xgboost"])
+def test_xgboost_predicts_our_scores_and_leaves_on_float32(name, source, tmp_path):
+    from sklearn_ltr.export._xgboost import xgboost_node_order
+
+    model = fitted(name)
+    if source == "file":
+        export_model(model, tmp_path / "model.json", "xgboost")
+        booster = xgboost.Booster(model_file=str(tmp_path / "model.json"))
+    else:
+        booster = to_xgboost(model)
+    X = probe_rows(name, float32=True)
+    X = X[~np.isinf(X).any(axis=1)]  # XGBoost refuses infinite values
+    data = xgboost.DMatrix(X.astype(np.float32))
+    assert_scores_equal(booster.predict(data, output_margin=True), model.predict(X), 1e-5)
+    leaves = booster.predict(data, pred_leaf=True).astype(np.int64)
+    ensemble = model._tree_ensemble()
+    ours = ensemble.apply(X)
+    for t in range(ensemble.n_trees):
+        order, _ = xgboost_node_order(ensemble.tree(t))
+        np.testing.assert_array_equal(order[leaves[:, t]], ours[:, t])
+
+
+def test_float32_probes_catch_a_naive_xgboost_threshold():
+    """XGBoost tests ``x < T`` in float32. Our thresholds rounded to the
+    nearest float32 would send the probe at that float32 to the wrong side
+    at some splits; the exported ``T`` sends it where we do."""
+    from sklearn_ltr.export._float32 import strict_threshold32
+
+    ensemble = fitted("LambdaMARTRanker")._tree_ensemble()
+    t = ensemble.nodes[ensemble.splits]["num_threshold"]
+    t = t[np.isfinite(t)]
+    probe = t.astype(np.float32)  # one of the float32 probes of probe_rows
+    ours_left = probe.astype(np.float64) <= t
+    assert np.array_equal(probe < strict_threshold32(t), ours_left)
+    assert not np.array_equal(probe < t.astype(np.float32), ours_left)
+
+
+def test_feature_names_are_written_and_checked(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y, qid = training_data()
+    frame = pd.DataFrame(X, columns=[f"feat_{i}" for i in range(X.shape[1])])
+    model = LambdaMARTRanker(n_estimators=3, random_state=0).fit(frame, y, qid=qid)
+    assert to_lightgbm(model).feature_name() == list(frame.columns)
+    assert to_xgboost(model).feature_names == list(frame.columns)
+    names = [f"bm25_{i}" for i in range(X.shape[1])]
+    assert to_lightgbm(model, feature_names=names).feature_name() == names
+    with pytest.raises(ValueError, match="feature_names must be 12 strings"):
+        export_model(model, tmp_path / "m.txt", "lightgbm", feature_names=names[:-1])
+    with pytest.raises(ValueError, match="must be unique"):
+        export_model(model, tmp_path / "m.txt", "lightgbm", feature_names=["a"] * 12)
+    with pytest.raises(ValueError, match="whitespace"):
+        export_model(model, tmp_path / "m.txt", "lightgbm",
+                     feature_names=["title bm25"] + names[1:])
+
+
+def test_bad_calls_name_the_problem(tmp_path):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = fitted("LambdaMARTRanker")
+    with pytest.raises(ValueError, match="format must be one of 'lightgbm'"):
+        export_model(model, tmp_path / "m", "pmml")
+    with pytest.raises(ValueError, match=r"format 'lightgbm' takes the options none; got \['name'\]"):
+        export_model(model, tmp_path / "m", "lightgbm", name="x")
+    with pytest.raises(ValueError, match="comparison must be"):
+        export_model(model, tmp_path / "m", "lightgbm-json", comparison="<<")
+    with pytest.raises(TypeError, match="pipeline\\[-1\\]"):
+        export_model(make_pipeline(StandardScaler(), model), tmp_path / "m", "lightgbm")
+    with pytest.raises(NotFittedError):
+        export_model(LambdaMARTRanker(), tmp_path / "m", "lightgbm")
+    assert set(FORMATS) == {"lightgbm", "lightgbm-json", "xgboost", "xgboost-dump",
+                            "ranklib", "solr", "onnx"}
+
+
+@pytest.mark.parametrize("format", ["lightgbm", "lightgbm-json", "xgboost"])
+def test_a_loaded_model_exports_the_same_bytes(format):
+    model = fitted("CalibratedRanker")
+    saved = io.BytesIO()
+    save_model(model, saved)
+    loaded = load_model(io.BytesIO(saved.getvalue()))
+    first, second = io.BytesIO(), io.BytesIO()
+    export_model(model, first, format)
+    export_model(loaded, second, format)
+    assert first.getvalue() == second.getvalue() and first.getvalue()
