@@ -37,6 +37,7 @@ from .metrics import (
     ndcg_score,
     ndcg_score_per_query,
 )
+from .export._command import add_export_command
 from .persistence import load_model, save_model
 
 __all__ = ["main", "parse_param"]
@@ -660,6 +661,8 @@ def _build_parser():
     p.add_argument("--max-grade", type=float, help="largest possible label, for ERR")
     _add_input_options(p, "TEST", fold=True)
     p.set_defaults(func=evaluate)
+
+    add_export_command(commands, raw, parse_param)
 
     p = commands.add_parser("demo", help="train on the bundled data and print a results table")
     p.add_argument("--n-estimators", type=int, default=500, help="maximum number of trees")

@@ -441,3 +441,64 @@ def test_demo_still_prints_its_table(capsys):
     expected = [f"{ndcg_score(y_test, scores, qid=qid_test, k=k):.4f}" for k in (1, 3, 5, 10)]
     assert row.split()[3:] == expected
     assert "model" in out and "NDCG@10" in out and "queries without relevant documents" in out
+
+
+# -- export ------------------------------------------------------------------------
+
+
+def test_export_round_trips_through_lightgbm_and_xgboost(models, workdir, fold1, capsys):
+    lightgbm = pytest.importorskip("lightgbm")
+    xgboost = pytest.importorskip("xgboost")
+    path, api, _ = models["a"]
+    X_test = fold1[2][0]
+    code, out, err = run_here(["export", path, "--format", "lightgbm", "-o",
+                               workdir / "a.txt"], capsys)
+    assert code == 0, err
+    assert out.startswith(f"wrote {workdir / 'a.txt'} (lightgbm): LambdaMARTRanker")
+    scores = lightgbm.Booster(model_file=str(workdir / "a.txt")).predict(X_test)
+    np.testing.assert_allclose(scores, api.predict(X_test), rtol=1e-12,
+                               atol=1e-12 * np.abs(scores).max())
+    code, _, err = run_here(["export", path, "--format", "xgboost", "-o", workdir / "a.json"],
+                            capsys)
+    assert code == 0, err
+    booster = xgboost.Booster(model_file=str(workdir / "a.json"))
+    X32 = X_test.astype(np.float32)
+    scores = booster.predict(xgboost.DMatrix(X32), output_margin=True)
+    np.testing.assert_allclose(scores, api.predict(X32.astype(np.float64)), rtol=1e-5,
+                               atol=1e-5 * np.abs(scores).max())
+
+
+def test_export_every_format_with_names_and_options(models, workdir, capsys):
+    path, api, _ = models["b"]
+    names = workdir / "names.txt"
+    names.write_text("".join(f"feature_{i}\n" for i in range(api.n_features_in_)))
+    formats = ["lightgbm", "lightgbm-json", "xgboost", "xgboost-dump", "ranklib", "solr"]
+    try:
+        import onnx  # noqa: F401
+        formats.append("onnx")
+    except ImportError:
+        pass
+    for format in formats:
+        out_path = workdir / f"b.{format}"
+        code, _, err = run_here(["export", path, "--format", format, "-o", out_path,
+                                 "--feature-names", names], capsys)
+        assert code == 0, (format, err)
+        assert out_path.stat().st_size > 0
+        if format != "onnx":
+            assert "feature_3" in out_path.read_text() or format == "ranklib", format
+    code, _, err = run_here(["export", path, "--format", "solr", "-o", workdir / "s.json",
+                             "--option", "name=my-ranker"], capsys)
+    assert code == 0, err
+    assert '"my-ranker"' in (workdir / "s.json").read_text()
+
+
+def test_export_errors_exit_2_with_one_line(models, workdir, capsys):
+    path, _, _ = models["a"]
+    err = _one_line_error(*run_here(["export", path, "--format", "lightgbm", "-o",
+                                     workdir / "x", "--option", "name=x"], capsys)[::2])
+    assert "format 'lightgbm' takes the options none; got ['name']" in err
+    err = _one_line_error(*run_here(["export", workdir / "missing.model", "--format",
+                                     "lightgbm", "-o", workdir / "x"], capsys)[::2])
+    assert "missing.model" in err
+    code, out, _ = run_here(["export", "--help"], capsys)
+    assert code == 0 and "missing_as=VALUE" in out and "xgboost-dump" in out
