@@ -94,9 +94,17 @@ def export_model(model, path, format, *, feature_names=None, **options):
     **options
         Options of the format; a format refuses options it does not take.
         ``missing_as`` (``"ranklib"``, ``"solr"``, ``"xgboost-dump"``): the
-        value the engine puts in place of a missing feature, needed when the
-        model learned where missing values go and the format cannot say it.
+        value the engine puts in place of a missing feature. RankLib cannot
+        route missing values, so a model that learned where they go needs
+        ``missing_as=0.0`` (the value RankLib reads). For ``"xgboost-dump"``
+        and ``"solr"``, which can route them in recent engine versions, it
+        chooses the form older engines read, where a missing feature is
+        ``v``. The exported model then scores a row with missing values as
+        ours scores it with NaN replaced by ``v``.
         ``name`` (``"solr"``): the model's name in Solr's model store.
+        ``comparison`` (``"lightgbm-json"``): ``"<"`` (Vespa's rule, the
+        default) or ``"<="`` (LightGBM's own dump).
+        ``dtype`` (``"onnx"``): ``"float32"`` (default) or ``"float64"``.
 
     Raises
     ------
