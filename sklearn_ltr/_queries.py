@@ -7,10 +7,22 @@ sort, so rows keep their input order inside each query (the order that
 """
 
 import numbers
+import warnings
 
 import numpy as np
+from scipy import sparse
 
-__all__ = ["check_qid", "group_queries", "resolve_qid", "rows_of_queries", "split_queries"]
+from .exceptions import SingleQueryWarning
+
+__all__ = [
+    "check_qid",
+    "columns_like_query_ids",
+    "group_queries",
+    "resolve_qid",
+    "rows_of_queries",
+    "split_queries",
+    "warn_one_query",
+]
 
 
 def check_qid(qid, n_samples, *, name="qid"):
@@ -219,3 +231,85 @@ def rows_of_queries(offsets, queries, order=None):
     positions = np.repeat(offsets[queries] - new_offsets[:-1], sizes) + np.arange(new_offsets[-1])
     rows = positions if order is None else order[positions]
     return rows.astype(np.int64), new_offsets
+
+
+def columns_like_query_ids(X):
+    """Columns of ``X`` that look like query ids: constant over runs of
+    consecutive rows, with a value of their own in every run.
+
+    That is the shape of a query id column in rows grouped by query, also
+    after a scaler transformed it (any strictly monotone map keeps it), and
+    not the shape of a query-level feature, whose values recur in other
+    queries.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    columns : list
+        Names (DataFrame) or indices of such columns, with at least two runs
+        of two rows on average; empty for sparse input.
+    """
+    if sparse.issparse(X):
+        return []
+    names = list(getattr(X, "columns", []))
+    try:
+        values = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return []
+    if values.ndim != 2 or values.shape[0] < 4:
+        return []
+    n_rows = values.shape[0]
+    new_run = values[1:] != values[:-1]
+    n_runs = new_run.sum(axis=0) + 1
+    found = []
+    for j in np.flatnonzero((n_runs >= 2) & (2 * n_runs <= n_rows)):
+        column = values[:, j]
+        if np.isnan(column).any():
+            continue
+        if np.unique(column).shape[0] == n_runs[j]:
+            found.append(names[j] if names else int(j))
+    return found
+
+
+def warn_one_query(caller, n_samples, *, X=None, stacklevel=3):
+    """Warn that ``caller`` treats its ``n_samples`` rows as one query.
+
+    Parameters
+    ----------
+    caller : str
+        What got no query ids, e.g. ``"LambdaMARTRanker.fit"``.
+    n_samples : int
+        Number of rows; nothing is said for fewer than two.
+    X : array-like, default=None
+        The rows, when the caller takes a DataFrame ``qid`` column: the
+        message then says so, and names columns that look like query ids
+        (a ``qid`` column that a pipeline step transformed).
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn`.
+    """
+    if n_samples < 2:
+        return
+    where = "qid= (one query id per row)"
+    suspects = ""
+    if X is not None:
+        where += " or a DataFrame X with a 'qid' column"
+        found = columns_like_query_ids(X)
+        if found:
+            listed = ", ".join(repr(c) for c in found[:5])
+            suspects = (
+                f" Column{'s' if len(found) > 1 else ''} {listed} of X "
+                f"look{'' if len(found) > 1 else 's'} like query ids "
+                "(constant within runs of rows, a new value for each run): if a pipeline "
+                "step transformed the 'qid' column, wrap that step with "
+                "sklearn_ltr.compose.exclude_qid so that the column reaches the ranker."
+            )
+    warnings.warn(
+        f"{caller} got no query ids, so all {n_samples} rows are treated as one query. "
+        f"Pass {where}; to treat the rows as one query on purpose, pass "
+        f"qid=np.zeros({n_samples}).{suspects}",
+        SingleQueryWarning,
+        stacklevel=stacklevel,
+    )

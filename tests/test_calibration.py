@@ -50,7 +50,7 @@ def test_predict_proba_extreme_scores_keep_both_columns():
     y = X[:, 0].copy()
     ranker = CalibratedRanker(objective="sigmoid", n_estimators=30, learning_rate=1.0,
                               min_samples_leaf=1, min_hessian_to_split=0.0, early_stopping=False)
-    proba = ranker.fit(X, y).predict_proba(X)
+    proba = ranker.fit(X, y, qid=np.zeros(len(y))).predict_proba(X)
     assert np.all(proba[:30, 1] < 1e-3) and np.all(proba[30:, 1] > 1 - 1e-3)
     np.testing.assert_allclose(proba[:, 0], expit(-ranker.predict(X)), rtol=1e-12)
 

@@ -36,6 +36,10 @@ from sklearn_ltr.metrics import (
     query_log_loss_per_query,
 )
 
+# Many hand-computed cases are single queries scored without qid on purpose; the warning
+# that says so is tested in test_single_query.py.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn_ltr.exceptions.SingleQueryWarning")
+
 DATA = Path("/work/shared/data")
 
 

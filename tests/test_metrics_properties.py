@@ -23,6 +23,10 @@ from sklearn_ltr.metrics import (  # noqa: E402
     precision_at_k_per_query,
 )
 
+# Many generated cases are single queries scored without qid on purpose; the warning
+# that says so is tested in test_single_query.py.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn_ltr.exceptions.SingleQueryWarning")
+
 SETTINGS = settings(max_examples=60, deadline=None)
 
 

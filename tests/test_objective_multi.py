@@ -15,6 +15,10 @@ from sklearn_ltr._objectives import OBJECTIVES, LambdaRankMultiObjective, Lambda
 from sklearn_ltr._objectives.multi_objective import schedule_weights
 from sklearn_ltr.metrics import cndcg_score, ndcg_score
 
+# Many reference metric values are single queries scored without qid on purpose; the warning
+# that says so is tested in test_single_query.py.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn_ltr.exceptions.SingleQueryWarning")
+
 
 def _swap_delta(metric, labels, s, a, b, k):
     """|metric(swap a, b) - metric| with the metric's own code (stable ties)."""

@@ -14,6 +14,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from sklearn_ltr.exceptions import SingleQueryWarning
 from sklearn_ltr.metrics import (
     make_ranking_scorer,
     map_score,
@@ -166,7 +167,8 @@ def test_ranker_score_without_qid_raises_once_fitted_on_queries():
     assert model.score(X, y, qid=one_query) == pytest.approx(
         ndcg_score(y, model.predict(X), qid=one_query, k=10))
     # Fitted on one query (as scikit-learn's estimator checks do): one query.
-    single = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y)
+    with pytest.warns(SingleQueryWarning, match="fit got no query ids"):
+        single = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y)
     assert single.score(X, y) == pytest.approx(single.score(X, y, qid=one_query))
 
 

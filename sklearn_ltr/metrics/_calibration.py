@@ -10,6 +10,7 @@ in [0, 1].
 import numpy as np
 
 from ._checks import (
+    warns_without_qid,
     check_inputs,
     check_sample_weight,
     group_rows,
@@ -47,6 +48,7 @@ def _row_log_loss(y_true, y_prob):
     return -(y_true * np.log(p) + (1.0 - y_true) * np.log1p(-p))
 
 
+@warns_without_qid
 def query_log_loss(y_true, y_prob, *, qid=None, sample_weight=None):
     """Logistic loss over all rows (Bai et al. 2023, eq. 24).
 
@@ -75,7 +77,7 @@ def query_log_loss(y_true, y_prob, *, qid=None, sample_weight=None):
     --------
     >>> from sklearn_ltr.metrics import query_log_loss
     >>> # -(log(0.8) + log(1 - 0.4)) / 2 = (0.2231 + 0.5108) / 2
-    >>> round(query_log_loss([1, 0], [0.8, 0.4]), 4)
+    >>> round(query_log_loss([1, 0], [0.8, 0.4], qid=[1, 1]), 4)
     0.367
 
     Every row counts the same, so ``qid`` does not change the value:
@@ -93,6 +95,7 @@ def query_log_loss(y_true, y_prob, *, qid=None, sample_weight=None):
     return float(np.average(losses, weights=sample_weight))
 
 
+@warns_without_qid
 def query_log_loss_per_query(y_true, y_prob, *, qid=None, sample_weight=None):
     """Mean logistic loss of every query's rows.
 
@@ -138,6 +141,7 @@ def _ece(y_true, y_prob, qid, n_bins):
     return unique_qids, values, order, offsets
 
 
+@warns_without_qid
 def query_ece(y_true, y_prob, *, qid=None, n_bins=10, sample_weight=None):
     """Expected Calibration Error with per-query equal-count bins.
 
@@ -175,7 +179,7 @@ def query_ece(y_true, y_prob, *, qid=None, n_bins=10, sample_weight=None):
     ``ECE = (2/4) * 0.2 + (2/4) * 0.3``:
 
     >>> from sklearn_ltr.metrics import query_ece
-    >>> round(query_ece([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.8], n_bins=2), 4)
+    >>> round(query_ece([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.8], qid=[1, 1, 1, 1], n_bins=2), 4)
     0.25
     """
     _, values, order, offsets = _ece(y_true, y_prob, qid, n_bins)
@@ -184,6 +188,7 @@ def query_ece(y_true, y_prob, *, qid=None, n_bins=10, sample_weight=None):
     return weighted_mean(values, weights, "query_ece")
 
 
+@warns_without_qid
 def query_ece_per_query(y_true, y_prob, *, qid=None, n_bins=10):
     """ECE of every query; parameters as in :func:`query_ece`.
 

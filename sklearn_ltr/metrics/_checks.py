@@ -4,11 +4,12 @@ Every error is a ValueError whose message names the offending argument, so a
 wrong call fails loudly instead of returning a plausible number.
 """
 
+import functools
 import numbers
 
 import numpy as np
 
-from .._queries import check_qid, group_queries
+from .._queries import check_qid, group_queries, warn_one_query
 
 
 def check_column(y, name):
@@ -186,3 +187,18 @@ def weighted_mean(values, weights, metric):
         )
     return float(np.dot(w, values[kept]) / total)
 
+
+
+def warns_without_qid(metric):
+    """Make a metric warn (:class:`~sklearn_ltr.exceptions.SingleQueryWarning`)
+    when it is called without ``qid`` and so scores all rows as one query."""
+
+    @functools.wraps(metric)
+    def checked(*args, **kwargs):
+        if kwargs.get("qid") is None:
+            y_true = args[0] if args else kwargs.get("y_true")
+            n_samples = np.shape(y_true)[0] if np.ndim(y_true) else 0
+            warn_one_query(metric.__name__, n_samples)
+        return metric(*args, **kwargs)
+
+    return checked

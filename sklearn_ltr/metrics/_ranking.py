@@ -24,6 +24,7 @@ Conventions (see the package design, section 5):
 import numpy as np
 
 from ._checks import (
+    warns_without_qid,
     apply_no_relevant,
     check_choice,
     check_inputs,
@@ -141,6 +142,7 @@ def _dcg(y_true, y_score, qid, k, gain, ties):
     return _PerQuery(uq, dcg, order, offsets)
 
 
+@warns_without_qid
 def dcg_score(
     y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", sample_weight=None
 ):
@@ -177,22 +179,23 @@ def dcg_score(
     >>> from sklearn_ltr.metrics import dcg_score
     >>> y_true, y_score = [2, 0, 1], [0.9, 0.1, 0.5]
     >>> # (2**2 - 1) / log2(2) + (2**1 - 1) / log2(3) + 0 = 3 + 0.6309
-    >>> round(dcg_score(y_true, y_score), 4)
+    >>> round(dcg_score(y_true, y_score, qid=[1, 1, 1]), 4)
     3.6309
-    >>> round(dcg_score(y_true, y_score, gain="linear"), 4)  # 2 + 1 / log2(3)
+    >>> round(dcg_score(y_true, y_score, qid=[1, 1, 1], gain="linear"), 4)  # 2 + 1 / log2(3)
     2.6309
 
     With all scores tied, "stable" ranks in input order (labels 2, 0, 1), while
     "average" gives each rank the mean gain (3 + 0 + 1) / 3:
 
-    >>> dcg_score(y_true, [0, 0, 0], ties="stable")  # 3 + 0 + 1 / log2(4)
+    >>> dcg_score(y_true, [0, 0, 0], qid=[1, 1, 1], ties="stable")  # 3 + 0 + 1 / log2(4)
     3.5
-    >>> round(dcg_score(y_true, [0, 0, 0]), 4)  # 4/3 * (1 + 0.6309 + 0.5)
+    >>> round(dcg_score(y_true, [0, 0, 0], qid=[1, 1, 1]), 4)  # 4/3 * (1 + 0.6309 + 0.5)
     2.8412
     """
     return _dcg(y_true, y_score, qid, k, gain, ties).mean(sample_weight, "dcg_score")
 
 
+@warns_without_qid
 def dcg_score_per_query(y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average"):
     """DCG@k of every query; parameters as in :func:`dcg_score`.
 
@@ -225,6 +228,7 @@ def _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant):
     return _PerQuery(uq, values, order, offsets)
 
 
+@warns_without_qid
 def ndcg_score(
     y_true,
     y_score,
@@ -288,13 +292,15 @@ def ndcg_score(
     0.75
     >>> ndcg_score(y_true, y_score, qid=qid, k=2)  # query 8 gains nothing in its top 2
     0.5
-    >>> round(ndcg_score(y_true, y_score), 4)  # qid forgotten: one query of 6 rows
-    0.7948
+
+    Without ``qid`` all rows would be scored as one query (0.7948 here), and
+    a :class:`~sklearn_ltr.exceptions.SingleQueryWarning` says so.
     """
     result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
     return result.mean(sample_weight, "ndcg_score")
 
 
+@warns_without_qid
 def ndcg_score_per_query(
     y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", no_relevant=1.0
 ):
@@ -335,6 +341,7 @@ def _cndcg(y_true, y_score, qid, k, ties, no_relevant):
     return _PerQuery(uq, values, order, offsets)
 
 
+@warns_without_qid
 def cndcg_score(
     y_true, y_score, *, qid=None, k=10, ties="average", no_relevant=1.0, sample_weight=None
 ):
@@ -375,13 +382,14 @@ def cndcg_score(
     ``(1 + 3 / log2(3)) / (3 + 1 / log2(3)) = 2.8928 / 3.6309``:
 
     >>> from sklearn_ltr.metrics import cndcg_score
-    >>> round(cndcg_score([0.5, 0.0, 0.25], [0.2, 0.1, 0.9]), 4)
+    >>> round(cndcg_score([0.5, 0.0, 0.25], [0.2, 0.1, 0.9], qid=[1, 1, 1]), 4)
     0.7967
     """
     result = _cndcg(y_true, y_score, qid, k, ties, no_relevant)
     return result.mean(sample_weight, "cndcg_score")
 
 
+@warns_without_qid
 def cndcg_score_per_query(y_true, y_score, *, qid=None, k=10, ties="average", no_relevant=1.0):
     """CNDCG@k of every query; parameters as in :func:`cndcg_score`.
 
@@ -427,6 +435,7 @@ def _binary_metric(
     return _PerQuery(uq, apply_no_relevant(values, has_relevant, no_relevant), order, offsets)
 
 
+@warns_without_qid
 def mrr_score(
     y_true,
     y_score,
@@ -473,15 +482,15 @@ def mrr_score(
     Examples
     --------
     >>> from sklearn_ltr.metrics import mrr_score
-    >>> mrr_score([0, 1, 0], [0.9, 0.5, 0.1])  # the relevant document is at rank 2
+    >>> mrr_score([0, 1, 0], [0.9, 0.5, 0.1], qid=[1, 1, 1])  # the relevant document is at rank 2
     0.5
 
     With all scores tied, "stable" keeps input order (rank 2 again), while
     "average" takes the mean of 1/1, 1/2 and 1/3 over its equally likely ranks:
 
-    >>> mrr_score([0, 1, 0], [0, 0, 0], ties="stable")
+    >>> mrr_score([0, 1, 0], [0, 0, 0], qid=[1, 1, 1], ties="stable")
     0.5
-    >>> round(mrr_score([0, 1, 0], [0, 0, 0]), 4)
+    >>> round(mrr_score([0, 1, 0], [0, 0, 0], qid=[1, 1, 1]), 4)
     0.6111
     """
     result = _binary_metric(
@@ -490,6 +499,7 @@ def mrr_score(
     return result.mean(sample_weight, "mrr_score")
 
 
+@warns_without_qid
 def mrr_score_per_query(
     y_true, y_score, *, qid=None, k=None, threshold=1, ties="average", no_relevant=0.0
 ):
@@ -519,6 +529,7 @@ def mrr_score_per_query(
     return result.unique_qids, result.values
 
 
+@warns_without_qid
 def map_score(
     y_true,
     y_score,
@@ -568,9 +579,9 @@ def map_score(
 
     >>> from sklearn_ltr.metrics import map_score
     >>> y_true, y_score = [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6]
-    >>> round(map_score(y_true, y_score), 4)
+    >>> round(map_score(y_true, y_score, qid=[1, 1, 1, 1]), 4)
     0.8333
-    >>> map_score(y_true, y_score, k=1)  # a perfect top 1: (1/1) / min(2, 1)
+    >>> map_score(y_true, y_score, qid=[1, 1, 1, 1], k=1)  # a perfect top 1: (1/1) / min(2, 1)
     1.0
     """
     result = _binary_metric(
@@ -579,6 +590,7 @@ def map_score(
     return result.mean(sample_weight, "map_score")
 
 
+@warns_without_qid
 def map_score_per_query(
     y_true, y_score, *, qid=None, k=None, threshold=1, ties="average", no_relevant=0.0
 ):
@@ -616,6 +628,7 @@ def _precision(y_true, y_score, qid, k, threshold, ties, no_relevant):
     )
 
 
+@warns_without_qid
 def precision_at_k(
     y_true,
     y_score,
@@ -661,17 +674,18 @@ def precision_at_k(
     Examples
     --------
     >>> from sklearn_ltr.metrics import precision_at_k
-    >>> precision_at_k([1, 0, 1], [0.9, 0.8, 0.7], k=2)  # 1 relevant in the top 2
+    >>> precision_at_k([1, 0, 1], [0.9, 0.8, 0.7], qid=[1, 1, 1], k=2)  # 1 relevant in the top 2
     0.5
-    >>> precision_at_k([1, 1], [0.9, 0.8], k=5)  # a short query is still divided by k
+    >>> precision_at_k([1, 1], [0.9, 0.8], qid=[1, 1], k=5)  # a short query is still divided by k
     0.4
-    >>> precision_at_k([1, 1], [0.9, 0.8], k=None)  # k=None divides by its size
+    >>> precision_at_k([1, 1], [0.9, 0.8], qid=[1, 1], k=None)  # k=None divides by its size
     1.0
     """
     result = _precision(y_true, y_score, qid, k, threshold, ties, no_relevant)
     return result.mean(sample_weight, "precision_at_k")
 
 
+@warns_without_qid
 def precision_at_k_per_query(
     y_true, y_score, *, qid=None, k=10, threshold=1, ties="average", no_relevant=0.0
 ):
@@ -723,6 +737,7 @@ def _err(y_true, y_score, qid, k, max_grade, ties, no_relevant):
     return _PerQuery(uq, apply_no_relevant(values, has_relevant, no_relevant), order, offsets)
 
 
+@warns_without_qid
 def err_score(
     y_true,
     y_score,
@@ -776,16 +791,17 @@ def err_score(
 
     >>> from sklearn_ltr.metrics import err_score
     >>> # ranked 2, 1, 0: 3/4 + (1/2)(1/4)(1 - 3/4)
-    >>> err_score([2, 1, 0], [0.9, 0.5, 0.1], max_grade=2)
+    >>> err_score([2, 1, 0], [0.9, 0.5, 0.1], qid=[1, 1, 1], max_grade=2)
     0.78125
     >>> # ranked 0, 1, 2: 0 + (1/2)(1/4) + (1/3)(3/4)(1 - 1/4)
-    >>> err_score([2, 1, 0], [0.1, 0.5, 0.9], max_grade=2)
+    >>> err_score([2, 1, 0], [0.1, 0.5, 0.9], qid=[1, 1, 1], max_grade=2)
     0.3125
     """
     result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
     return result.mean(sample_weight, "err_score")
 
 
+@warns_without_qid
 def err_score_per_query(
     y_true, y_score, *, qid=None, k=10, max_grade=None, ties="average", no_relevant=0.0
 ):
@@ -803,10 +819,10 @@ def err_score_per_query(
 
     >>> from sklearn_ltr.metrics import err_score_per_query
     >>> y_true, y_score = [1, 0, 0], [0.9, 0.5, 0.1]
-    >>> err_score_per_query(y_true, y_score)  # max_grade=1: R = (2 - 1) / 2
-    (array([0]), array([0.5]))
-    >>> err_score_per_query(y_true, y_score, max_grade=2)  # R = (2 - 1) / 4
-    (array([0]), array([0.25]))
+    >>> err_score_per_query(y_true, y_score, qid=[1, 1, 1])  # max_grade=1: R = (2 - 1) / 2
+    (array([1]), array([0.5]))
+    >>> err_score_per_query(y_true, y_score, qid=[1, 1, 1], max_grade=2)  # R = (2 - 1) / 4
+    (array([1]), array([0.25]))
     """
     result = _err(y_true, y_score, qid, k, max_grade, ties, no_relevant)
     return result.unique_qids, result.values

@@ -160,6 +160,15 @@ class RankingScorer:
             If no query ids can be found.
         """
         _, qid = resolve_qid(X, qid, qid_column=self._qid_column)
+        alias = self._metadata_request.score.requests.get("qid")
+        if qid is None and isinstance(alias, str) and _routing_enabled():
+            raise ValueError(
+                f"{self!r} got no query ids: it requests them under the alias {alias!r} "
+                f"(set_score_request(qid={alias!r})), so pass them under that name, e.g. "
+                f"cross_val_score(..., params={{'qid': qid, {alias!r}: qid}}) or "
+                f"GridSearchCV(...).fit(X, y, qid=qid, {alias}=qid); or call "
+                "set_score_request(qid=True) to receive the qid passed to fit."
+            )
         if qid is None:
             raise ValueError(
                 f"{self!r} got no query ids, so it cannot score per query (scoring the "
