@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     _num_samples,
@@ -25,11 +25,21 @@ from sklearn.utils.validation import (
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster, TrainingData
 from ._gbdt.common import X_DTYPE, Y_DTYPE
+from ._input_checks import check_labels, check_no_text_labels, check_numeric_columns
+from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from ._objectives import OBJECTIVES
 from ._objectives.multi_objective import check_secondary_labels
-from ._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
+from ._queries import (
+    check_qid,
+    group_queries,
+    resolve_qid,
+    rows_of_queries,
+    split_queries,
+    warn_one_query,
+)
 from .metrics import ndcg_score
-from .metrics._checks import max_exponential_label
+from ._threads import numba_threads
+from .persistence import save_model as _save_model
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
 
@@ -104,10 +114,11 @@ class RankerMixin:
                 "scoring=ndcg_scorer(10) with a DataFrame qid column. To score the rows as "
                 "one query, pass qid=np.zeros(len(X))."
             )
-        y_score = self.predict(X)
-        if qid is None:
-            qid = np.zeros(len(y_score), dtype=np.int64)
-        return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
+        with numba_threads(getattr(self, "n_jobs", None)):
+            y_score = self.predict(X)
+            if qid is None:
+                qid = np.zeros(len(y_score), dtype=np.int64)
+            return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
 
     def rank(self, X, *, qid=None):
         """Rank of each row within its query, 1 being the best.
@@ -129,7 +140,10 @@ class RankerMixin:
         X, qid = resolve_qid(X, qid)
         scores = self.predict(X)
         n_samples = scores.shape[0]
-        qid = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
+        if qid is None:
+            warn_one_query(f"{type(self).__name__}.rank", n_samples, X=X)
+            qid = np.zeros(n_samples, dtype=np.int64)
+        qid = check_qid(qid, n_samples)
         order, offsets, _ = group_queries(qid)
         ranks = np.empty(n_samples, dtype=np.int64)
         # Sort all queries at once: primary key query position, secondary the
@@ -139,51 +153,6 @@ class RankerMixin:
         sorted_rows = order[within]
         ranks[sorted_rows] = np.arange(n_samples) - offsets[query_of_row] + 1
         return ranks
-
-
-def _check_numeric_columns(X, name):
-    """Refuse DataFrame columns that would be cast to numbers silently or
-    with an error that names no column (categories, strings, objects)."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(dtypes, "items"):
-        return
-    # pandas' nullable Int64/Float64/boolean dtypes have numeric kinds too;
-    # categories and strings have kind "O".
-    bad = [
-        f"{column!r} ({dtype})"
-        for column, dtype in dtypes.items()
-        if getattr(dtype, "kind", "O") not in "biuf"
-    ]
-    if bad:
-        raise ValueError(
-            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
-            "only. Encode them first (e.g. sklearn.preprocessing.OrdinalEncoder or "
-            "OneHotEncoder in a ColumnTransformer)."
-        )
-
-
-def _check_labels(y, name="y"):
-    y = np.asarray(y, dtype=Y_DTYPE)
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"{name} contains NaN or infinity; relevance labels must be finite.")
-    if np.any(y < 0):
-        raise ValueError(
-            f"{name} contains negative values; relevance labels must be non-negative "
-            "(gains are 2**y - 1)."
-        )
-    if y.size:
-        _check_largest_label(y.max(), y.size, name)
-    return y
-
-
-def _check_largest_label(largest, n_rows, name="y"):
-    """Refuse labels whose gains, summed over ``n_rows`` rows, overflow."""
-    if largest > max_exponential_label(n_rows):
-        raise ValueError(
-            f"{name} has a label of {largest:g}; over {n_rows} rows, sums of gains "
-            f"2**y - 1 overflow float64 for labels above {max_exponential_label(n_rows)}. "
-            "Labels are relevance grades (typically 0-4)."
-        )
 
 
 class BaseGBRanker(RankerMixin, BaseEstimator):
@@ -215,6 +184,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "n_jobs": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
     }
 
     def __init__(
@@ -238,6 +212,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         warm_start,
         verbose,
         random_state,
+        n_jobs,
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -257,6 +232,57 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.warm_start = warm_start
         self.verbose = verbose
         self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Every ranker class's own __init__ and fit, and the fit it inherits
+        # (a Dask mixin's), once: Python refuses an unknown keyword before any
+        # code of the method runs, so the check must sit in front of it.
+        for name, context in (("__init__", "init"), ("fit", "fit")):
+            method = getattr(cls, name)
+            if not getattr(method, "_checks_foreign_names", False):
+                setattr(cls, name, checking_foreign_names(method, context))
+
+    def set_params(self, **params):
+        """Set the parameters of this estimator.
+
+        As :meth:`sklearn.base.BaseEstimator.set_params`; a LightGBM or
+        XGBoost name (``num_leaves``) is refused with its equivalent here.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+            Estimator instance.
+        """
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name in valid:
+                continue
+            hint = foreign_name_hint(
+                name, value, estimator=type(self).__name__, valid=valid, context="set_params"
+            )
+            if hint is not None:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}; {hint}"
+                )
+        return super().set_params(**params)
+
+    def _validate_params(self):
+        # Values that mean something else in LightGBM or XGBoost (max_depth=-1)
+        # fail validation here; say what they are called.
+        try:
+            super()._validate_params()
+        except InvalidParameterError as exc:
+            hint = foreign_value_hint(self.get_params(deep=False))
+            if hint is None:
+                raise
+            raise InvalidParameterError(f"{exc} {hint}") from None
 
     # -- input handling -------------------------------------------------
 
@@ -266,7 +292,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
     def _validate_X(self, X, *, name="X", allow_empty=True):
         """Check X against the fitted features. Scoring an empty batch is not
         an error; a validation set without rows is."""
-        _check_numeric_columns(X, name)
+        check_numeric_columns(X, name)
         if not allow_empty and _num_samples(X) == 0:
             raise ValueError(f"{name} has no rows; a validation set needs at least one query.")
         return validate_data(
@@ -281,11 +307,13 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
     def _checked_labels(self, y, name="y"):
         """Labels as the objective needs them (finite and non-negative here)."""
-        return _check_labels(y, name=name)
+        return check_labels(y, name=name)
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
-        _check_numeric_columns(X, "X")
+        check_numeric_columns(X, "X")
+        # Before validate_data, which would read "1.5" as 1.5.
+        check_no_text_labels(y, "y")
         if _num_samples(X) == 0:
             raise ValueError("X has no rows; fit needs at least one query with one row.")
         if hasattr(X, "columns") and X.shape[1] == 0:
@@ -304,7 +332,12 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         )
         y = self._checked_labels(y)
         n_samples = X.shape[0]
-        qid = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
+        if qid is None:
+            # Frames above: _fit, fit, scikit-learn's _fit_context, the keyword
+            # check of BaseGBRanker.__init_subclass__, then the caller.
+            warn_one_query(f"{type(self).__name__}.fit", n_samples, X=X, stacklevel=7)
+            qid = np.zeros(n_samples, dtype=np.int64)
+        qid = check_qid(qid, n_samples)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=Y_DTYPE)
         return X, y, qid, sample_weight
@@ -345,6 +378,28 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             qid_val = np.zeros(n_val, dtype=np.int64)
         qid_val = check_qid(qid_val, n_val, name="qid_val")
         return X_val, y_val, qid_val
+
+    def _early_stopping_plan(self, n_samples, has_validation_set, n_queries, n_held_out):
+        """One line for ``verbose``: whether early stopping is on, why, and on
+        which queries it validates."""
+        if self.early_stopping == "auto":
+            reason = ("X_val was given" if has_validation_set
+                      else f"{n_samples:,} rows {'>' if n_samples > 10_000 else '<='} 10,000")
+            why = f"early_stopping='auto' and {reason}"
+        else:
+            why = f"early_stopping={self.early_stopping}"
+        if not self.do_early_stopping_:
+            return f"Early stopping is off ({why}): fitting {self.n_estimators} trees."
+        if has_validation_set:
+            source = "on X_val"
+        elif n_held_out is not None:
+            source = (f"on {n_held_out} of {n_queries} queries held out of training "
+                      f"(validation_fraction={self.validation_fraction})")
+        else:
+            source = "on the training data (validation_fraction=None)"
+        return (f"Early stopping is on ({why}): validation NDCG@{self.validation_ndcg_k} "
+                f"{source}; it stops after n_iter_no_change={self.n_iter_no_change} "
+                f"iterations without an improvement above tol={self.tol:g}.")
 
     def _do_early_stopping(self, n_samples, has_validation_set):
         if self.early_stopping == "auto":
@@ -413,6 +468,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             train_queries, val_queries = split_queries(offsets, self.validation_fraction, split_rng)
         else:
             train_queries, val_queries = np.arange(offsets.shape[0] - 1), None
+        if self.verbose:
+            print(self._early_stopping_plan(
+                n_samples, has_validation_set, offsets.shape[0] - 1,
+                None if val_queries is None else val_queries.shape[0],
+            ))
         train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
 
         if not warm:
@@ -482,7 +542,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                 "validation scores favour those trees. Pass X_val, y_val, qid_val, or fit "
                 "from scratch with early stopping on.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=6,
             )
         self._validation_queries_unseen = hold_out and unseen_so_far
 
@@ -571,7 +631,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
         X = self._validate_X(X)
-        return self._booster.predict(X)
+        with numba_threads(self.n_jobs):
+            return self._booster.predict(X)
 
     def _tree_ensemble(self):
         """The fitted trees as the neutral :class:`TreeEnsemble` view."""
@@ -593,10 +654,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         path : str, path-like or binary file object
             Where to write the model.
         """
-        # Imported here: persistence imports the ranker classes.
-        from .persistence import save_model
-
-        save_model(self, path)
+        _save_model(self, path)
 
     def staged_predict(self, X):
         """Scores after each boosting iteration.
@@ -613,7 +671,15 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
         X = self._validate_X(X)
-        yield from self._booster.staged_predict(X)
+        stages = self._booster.staged_predict(X)
+        # Numba's threads are set for each stage only: between stages the
+        # caller's code runs with its own.
+        while True:
+            with numba_threads(self.n_jobs):
+                scores = next(stages, None)
+            if scores is None:
+                return
+            yield scores
 
     @property
     def feature_importances_(self):

@@ -7,6 +7,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseGBRanker
+from ._registry import register_model_class
 
 # schedule_eta=None: the paper's sweep values (Svore et al., WWW 2011, section 6.2).
 _DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "linear": 0.01}
@@ -57,14 +58,29 @@ _SHARED_PARAMETERS_DOC = """
         If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
         (with the same bins and seeds, so 50 + 50 trees equal 100).
     verbose : int, default=0
-        Progress of the fit: iteration, train and validation NDCG, elapsed
-        time and an estimate of the time left. With 1, a single line that
-        updates in place on a terminal (one line per iteration when output
-        is not a terminal); with 2 or more, always one line per iteration.
+        Progress of the fit: first whether early stopping is on and why
+        (``"auto"`` turns it on above 10,000 rows) and how many queries are
+        held out; then iteration, train and validation NDCG, elapsed time and
+        the time left (a range while early stopping may end the fit sooner);
+        last why it ended and the best iteration kept. With 1, every
+        iteration, as a single line that updates in place on a terminal (a
+        line per iteration elsewhere); with N > 1, every N-th iteration and
+        the last, each on a line of its own.
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split, the binning subsample, and query and
         feature subsampling. The same seed gives the same model on any number
-        of threads."""
+        of threads.
+    n_jobs : int or None, default=None
+        Number of threads of the numba kernels of ``fit``, ``predict``,
+        ``staged_predict``, ``score`` (and of ``rank`` and ``predict_proba``,
+        which predict). None keeps numba's current count of the calling
+        thread: ``NUMBA_NUM_THREADS`` (by default all cores) unless lowered
+        with ``numba.set_num_threads``. -1 means ``NUMBA_NUM_THREADS``, -2
+        one fewer, and so on, as in scikit-learn; 0 is refused. Counts
+        above ``NUMBA_NUM_THREADS`` are cut to it without an error, so a
+        model saved with ``n_jobs=16`` predicts on a smaller machine. The
+        previous count is restored afterwards. The model and its
+        predictions are bit-identical for any value."""
 
 _ATTRIBUTES_DOC = """
     n_features_in_ : int
@@ -122,6 +138,7 @@ def _ranker_doc(summary, parameters, example_class):
 
 
 
+@register_model_class
 class LambdaMARTRanker(BaseGBRanker):
     __doc__ = _ranker_doc(
         """Gradient-boosted trees trained with LambdaRank gradients (LambdaMART).
@@ -240,6 +257,7 @@ class LambdaMARTRanker(BaseGBRanker):
         warm_start=False,
         verbose=0,
         random_state=None,
+        n_jobs=None,
     ):
         super().__init__(
             n_estimators=n_estimators,
@@ -260,6 +278,7 @@ class LambdaMARTRanker(BaseGBRanker):
             warm_start=warm_start,
             verbose=verbose,
             random_state=random_state,
+            n_jobs=n_jobs,
         )
         self.sigma = sigma
         self.truncation_level = truncation_level
@@ -360,6 +379,7 @@ class LambdaMARTRanker(BaseGBRanker):
         return super()._make_objective(y, offsets, sample_weight, **row_params)
 
 
+@register_model_class
 class XENDCGRanker(BaseGBRanker):
     __doc__ = _ranker_doc(
         """Gradient-boosted trees trained with the XE-NDCG cross entropy loss.
@@ -412,6 +432,7 @@ class XENDCGRanker(BaseGBRanker):
         warm_start=False,
         verbose=0,
         random_state=None,
+        n_jobs=None,
     ):
         super().__init__(
             n_estimators=n_estimators,
@@ -432,6 +453,7 @@ class XENDCGRanker(BaseGBRanker):
             warm_start=warm_start,
             verbose=verbose,
             random_state=random_state,
+            n_jobs=n_jobs,
         )
         self.hessian_terms = hessian_terms
 
@@ -439,6 +461,7 @@ class XENDCGRanker(BaseGBRanker):
         return dict(hessian_terms=self.hessian_terms)
 
 
+@register_model_class
 class ListNetRanker(BaseGBRanker):
     __doc__ = _ranker_doc(
         """Gradient-boosted trees trained with the ListNet softmax cross entropy.
@@ -488,6 +511,7 @@ class ListNetRanker(BaseGBRanker):
         warm_start=False,
         verbose=0,
         random_state=None,
+        n_jobs=None,
     ):
         super().__init__(
             n_estimators=n_estimators,
@@ -508,6 +532,7 @@ class ListNetRanker(BaseGBRanker):
             warm_start=warm_start,
             verbose=verbose,
             random_state=random_state,
+            n_jobs=n_jobs,
         )
         self.label_distribution = label_distribution
 

@@ -23,6 +23,7 @@ from sklearn.utils.validation import _num_samples, check_consistent_length, chec
 from ._base import BaseGBRanker
 from ._queries import check_qid, group_queries, resolve_qid, split_queries
 from ._ranker import _ranker_doc
+from ._registry import register_model_class
 
 __all__ = ["CalibratedRanker"]
 
@@ -115,6 +116,7 @@ def _proba_available(ranker):
     return True
 
 
+@register_model_class
 class CalibratedRanker(BaseGBRanker):
     __doc__ = _ranker_doc(
         """Gradient-boosted ranker whose scores are calibrated probabilities of relevance.
@@ -228,6 +230,7 @@ class CalibratedRanker(BaseGBRanker):
         warm_start=False,
         verbose=0,
         random_state=None,
+        n_jobs=None,
     ):
         super().__init__(
             n_estimators=n_estimators,
@@ -248,6 +251,7 @@ class CalibratedRanker(BaseGBRanker):
             warm_start=warm_start,
             verbose=verbose,
             random_state=random_state,
+            n_jobs=n_jobs,
         )
         self.objective = objective
         self.alpha = alpha

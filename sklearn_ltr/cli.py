@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from . import __version__
 from ._demo import _CUTOFFS, demo
 from .datasets import load_letor_folds, load_svmlight_ranking_files
 from .datasets._svmlight import _open_binary
@@ -109,7 +110,11 @@ def parse_param(text):
 
 def _make_estimator(ranker, param_args):
     """The ranker named on the command line, with its --param values checked."""
+    from sklearn.base import BaseEstimator
+
     import sklearn_ltr
+
+    from ._lightgbm_names import foreign_name_hint, foreign_value_hint
 
     cls = getattr(sklearn_ltr, _RANKERS[ranker])
     estimator = cls()
@@ -119,6 +124,10 @@ def _make_estimator(ranker, param_args):
     for text in param_args or ():
         key, value = parse_param(text)
         if key not in valid:
+            habit = foreign_name_hint(key, value, estimator=cls.__name__, valid=valid,
+                                      context="cli", cli_rankers=_RANKERS)
+            if habit is not None:
+                raise _UserError(f"--param {key}: {cls.__name__} has no parameter {key!r}; {habit}")
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise _UserError(
@@ -131,10 +140,12 @@ def _make_estimator(ranker, param_args):
         params[key] = value
     estimator.set_params(**params)
     try:
-        # The checks fit would make, done before any data is read.
-        estimator._validate_params()
+        # The checks fit would make, done before any data is read; scikit-learn's
+        # own, so that a LightGBM value's hint is spelled as --param below.
+        BaseEstimator._validate_params(estimator)
     except ValueError as exc:
-        raise _UserError(f"--param: {exc}") from None
+        habit = foreign_value_hint(estimator.get_params(deep=False), context="cli")
+        raise _UserError(f"--param: {exc}" + (f" {habit}" if habit else "")) from None
     return estimator
 
 
@@ -268,7 +279,50 @@ def _output(path):
 
 
 def _model_summary(model):
-    return f"{type(model).__name__}, {model.n_iter_} trees, {model.n_features_in_} features"
+    ranker = model.ranker
+    text = f"{type(ranker).__name__}, {ranker.n_iter_} trees, {model.n_features_in_} features"
+    if model.ranker is model.estimator:
+        return text
+    return f"Pipeline({' -> '.join(name for name, _ in model.estimator.steps)}): {text}"
+
+
+class _SavedModel:
+    """A model file opened for predict and evaluate: a ranker or a Pipeline ending in one.
+
+    ``n_features_in_`` is the number of columns to read from data files. A
+    pipeline is given the rows as a dense array, or as
+    ``sklearn_ltr.datasets.to_frame(X, qid)`` if it was fitted on that frame
+    (the layout without metadata routing, behind ``exclude_qid``).
+    """
+
+    def __init__(self, path):
+        try:
+            self.estimator = load_model(path)
+        except ImportError as exc:  # a pipeline file without skops
+            raise ValueError(f"Cannot load model file {path}: {exc}") from None
+        steps = getattr(self.estimator, "steps", [(None, self.estimator)])
+        self.ranker = steps[-1][1]
+        # What the first step saw at fit (Pipeline.n_features_in_ fails on a
+        # leading "passthrough").
+        first = next(s for _, s in steps if s is not None and not isinstance(s, str))
+        names = [str(n) for n in getattr(first, "feature_names_in_", [])]
+        self.n_features_in_ = first.n_features_in_
+        self.as_frame = names == [f"f{j}" for j in range(len(names) - 1)] + ["qid"]
+        if self.as_frame:
+            self.n_features_in_ -= 1
+
+    def predict(self, X, qid):
+        """Scores of the rows ``X`` (as read from a data file) with their ``qid``."""
+        if self.as_frame:
+            from .datasets import to_frame
+
+            X = to_frame(X, qid)
+        elif self.ranker is not self.estimator and hasattr(X, "toarray"):
+            # The reader's sparse rows would stop transformers fitted on
+            # arrays (StandardScaler cannot center them); dense rows hold
+            # the same values.
+            X = X.toarray()
+        return self.estimator.predict(X)
 
 
 # -- fit ---------------------------------------------------------------------------
@@ -338,7 +392,7 @@ def _ranking_order(scores, qid):
 
 def predict(args):
     """Write scores, or per-query rankings, of a saved model on a data file."""
-    model = load_model(args.model)
+    model = _SavedModel(args.model)
     query_file = args.query_file
     if query_file is None and not args.rankings and not _has_qid(args.data):
         # Scores need no queries: read a file without qid: as one query.
@@ -348,7 +402,7 @@ def predict(args):
         args.data, n_features=model.n_features_in_, query_file=query_file,
         zero_based=args.zero_based,
     )
-    scores = model.predict(X)
+    scores = model.predict(X, qid)
     with _output(args.output) as out:
         if not args.rankings:
             # repr is the shortest text that reads back as the same float.
@@ -445,10 +499,10 @@ def _check_eval_options(args):
 def evaluate(args):
     """Print (and optionally write per query) the metrics of one or two models."""
     _check_eval_options(args)
-    models = [load_model(args.model)]
+    models = [_SavedModel(args.model)]
     paths = [args.model]
     if args.compare is not None:
-        models.append(load_model(args.compare))
+        models.append(_SavedModel(args.compare))
         paths.append(args.compare)
     data = {}  # one read per distinct feature count
     for model in models:
@@ -462,7 +516,7 @@ def evaluate(args):
     tables = []
     for model in models:
         X = data[model.n_features_in_][0]
-        tables.append(_metric_table(y, model.predict(X), qid, args, max_grade))
+        tables.append(_metric_table(y, model.predict(X, qid), qid, args, max_grade))
 
     unique_qids, n_docs = np.unique(qid, return_counts=True)
     n_relevant = np.bincount(np.searchsorted(unique_qids, qid), weights=y >= args.threshold)
@@ -595,12 +649,19 @@ def _add_input_options(parser, what, fold=False):
     )
 
 
-def _build_parser():
+def _invoked_as():
+    """How the user started us: the console script names itself."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "sklearn-ltr" if name == "sklearn-ltr" else _PROG
+
+
+def _build_parser(prog=_PROG):
     parser = argparse.ArgumentParser(
-        prog=_PROG,
+        prog=prog,
         description="Learning to rank with sklearn-ltr from the command line.",
-        epilog=f"Run '{_PROG} COMMAND --help' for the options of a command.",
+        epilog=f"Run '{prog} COMMAND --help' for the options of a command.",
     )
+    parser.add_argument("--version", action="version", version=f"sklearn-ltr {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     raw = argparse.RawDescriptionHelpFormatter
 
@@ -686,7 +747,8 @@ def main(argv=None):
         0 on success, 2 on a usage error or invalid input (the message, one
         line, goes to stderr).
     """
-    args = _build_parser().parse_args(argv)
+    prog = _invoked_as()
+    args = _build_parser(prog).parse_args(argv)
     if hasattr(args, "zero_based"):
         args.zero_based = {"auto": "auto", "true": True, "false": False}[args.zero_based]
     try:
@@ -700,6 +762,6 @@ def main(argv=None):
         # Input problems (files, parameters) are the user's to fix: one line,
         # no traceback. Anything else is a bug and keeps its traceback.
         message = " ".join(str(exc).split())
-        print(f"{_PROG} {args.command}: error: {message}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {message}", file=sys.stderr)
         return 2
     return 0

@@ -27,15 +27,18 @@ import numpy as np
 from scipy import sparse
 
 from ._base import fitted_tree_ensemble
+from ._threads import numba_threads
 from ._gbdt.treeshap import tree_shap
 from ._queries import check_qid, group_queries, resolve_qid
 
 __all__ = ["explain_pair", "feature_contributions"]
 
 
-def _contributions(ensemble, X):
-    """TreeSHAP of rows already validated by the model's ``_validate_X``."""
-    return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline, X)
+def _contributions(ensemble, X, n_jobs=None):
+    """TreeSHAP of rows already validated by the model's ``_validate_X``,
+    on the model's ``n_jobs`` numba threads."""
+    with numba_threads(n_jobs):
+        return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline, X)
 
 
 def feature_contributions(model, X, *, qid=None):
@@ -119,7 +122,7 @@ def feature_contributions(model, X, *, qid=None):
     """
     ensemble = fitted_tree_ensemble(model, caller="feature_contributions")
     X, qid = resolve_qid(X, qid)
-    out = _contributions(ensemble, model._validate_X(X))
+    out = _contributions(ensemble, model._validate_X(X), model.n_jobs)
     if qid is None:
         return out
     n_samples = out.shape[0]
@@ -221,7 +224,8 @@ def explain_pair(model, x_a, x_b):
             f"x_a has {n_a} rows and x_b has {n_b}; pass as many rows in each (pair i "
             "is row i of both), or a single row on one side."
         )
-    difference = _contributions(ensemble, a) - _contributions(ensemble, b)
+    difference = (_contributions(ensemble, a, model.n_jobs)
+                  - _contributions(ensemble, b, model.n_jobs))
     # Both share the expected value: make its difference exactly 0.
     difference[:, -1] = 0.0
     if a_is_row and b_is_row:

@@ -1,16 +1,18 @@
-"""Saving and loading fitted rankers without pickle.
+"""Saving and loading fitted rankers and pipelines without pickle.
 
 :func:`save_model` writes a fitted :class:`~sklearn_ltr.LambdaMARTRanker`,
 :class:`~sklearn_ltr.XENDCGRanker`, :class:`~sklearn_ltr.ListNetRanker` or
-:class:`~sklearn_ltr.CalibratedRanker` to one file; :func:`load_model` reads
-it back. Loading never executes code from the file (unlike pickle and
-joblib): the file holds JSON and plain numeric arrays, and everything is
-checked before a ranker is built from it. The loaded ranker predicts
-bit-identically (``predict``, ``staged_predict``, ``rank``, ``score``,
+:class:`~sklearn_ltr.CalibratedRanker`, or a fitted
+:class:`sklearn.pipeline.Pipeline` of scikit-learn transformers ending in one
+(such as ``GridSearchCV(...).best_estimator_``), to one file;
+:func:`load_model` reads it back. Loading never executes code from the file
+(unlike pickle and joblib): the file holds JSON and plain numeric arrays, and
+everything is checked before a ranker is built from it. The loaded ranker
+predicts bit-identically (``predict``, ``staged_predict``, ``rank``, ``score``,
 ``feature_importances_``, ``predict_proba``), and ``fit`` with
 ``warm_start=True`` continues it exactly as it would have continued the saved
 ranker: the file also holds the bin thresholds and the random seeds drawn at
-the first fit.
+the first fit. Pipelines need the optional ``skops`` package (see below).
 
 File format (``format_version`` 1)
 ----------------------------------
@@ -85,76 +87,105 @@ NaN and ``v <= node_num_threshold[k]``, else to
 ``1 / (1 + exp(-z))`` with ``z = score``, or
 ``z = platt_coef_ * score + platt_intercept_`` after Platt scaling.
 
-Versions: a reader accepts every ``format_version`` up to its own and
-refuses newer files with a ValueError; a new field that older readers can
-ignore does not bump the version, a change of meaning does.
+Pipelines (``format_version`` 2)
+--------------------------------
+A fitted ``Pipeline`` whose last step is one of the rankers above is a
+format 1 file of that ranker (the same members and ``model.json`` fields, so
+its trees read as above) with ``"format_version": 2`` and two additions:
+
+- in ``model.json``, ``"pipeline"``: ``steps``, the names of all steps in
+  order (the last one is the ranker's); ``params``, the pipeline's other
+  ``get_params(deep=False)`` values (``memory``, ``verbose``,
+  ``transform_input``), JSON like the ranker's; ``sklearn_version`` and
+  ``skops_version`` of the writer (for information, not read).
+- ``pipeline_steps.skops``: the steps before the ranker (transformers,
+  ``"passthrough"`` or None) as one list, in order, in the format of
+  ``skops.io.dumps`` (itself a zip of JSON and ``.npy`` arrays, no pickle).
+
+Saving and loading a pipeline need ``skops`` (``pip install skops``;
+otherwise an ImportError says so). Loading lists the types of the skops
+member that skops does not trust by default (it does trust plain containers,
+arrays, NumPy ufuncs and scikit-learn's estimators) with
+``skops.io.get_untrusted_types``, and loads the member with
+``skops.io.loads(..., trusted=...)`` only if each of them is
+scikit-learn's own class, a function of ``sklearn.metrics`` or
+``sklearn.feature_selection`` (score functions, kernels) or ``numpy.dtype``;
+otherwise it raises a ValueError naming the other types. Other functions of
+scikit-learn are refused: some read or write files (``sklearn.datasets``),
+and a ``FunctionTransformer`` would call them at predict time. skops builds
+the objects without calling their constructors. ``save_model``
+makes the same check, so a pipeline with any other step (a transformer of
+another package, a ``FunctionTransformer`` of your own function) is refused
+when saved, not when loaded.
+
+Versions: a reader accepts every ``format_version`` up to its own
+(``FORMAT_VERSION``) and refuses newer files with a ValueError. A writer
+writes the lowest version that holds what it saves: a single ranker is still
+a format 1 file, which every release reads. A new field that older readers can
+ignore does not bump the version; a change of meaning does, and so does
+content that an older reader would silently drop (a pipeline's steps).
+
+skops files of your own
+-----------------------
+A ranker also goes through ``skops.io.dump`` as it is or inside your own
+objects: its trees are NumPy arrays of a structured dtype, which skops stores
+as ``.npy``. ``skops.io.load`` needs the package's types in ``trusted``:
+``SKOPS_TRUSTED_TYPES`` (a new list at each access) names the four rankers
+and the internal classes they hold; add the other types of your file after
+reviewing them (``skops.io.get_untrusted_types`` lists them)::
+
+    skops.io.dump(pipeline, "pipeline.skops")
+    others = [t for t in skops.io.get_untrusted_types(file="pipeline.skops")
+              if t.startswith("sklearn.")]  # review them first
+    loaded = skops.io.load("pipeline.skops", trusted=SKOPS_TRUSTED_TYPES + others)
 """
 
-import io
+import bz2
 import json
-import math
+import lzma
 import os
 import zipfile
 import zlib
 
-import numpy as np
-from sklearn.utils.validation import check_is_fitted
+import sklearn
+from sklearn.pipeline import Pipeline
 
 from . import __version__
-from ._gbdt.binning import BinMapper, _search_tables
+from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster
-from ._gbdt.common import MAX_BINS, NODE_DTYPE
-from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from .calibration import CalibratedRanker
+from ._pipeline_file import STEPS_MEMBER, dump_steps, load_steps, skops_version, split_pipeline
+from ._ranker_file import (
+    FORMAT_NAME,
+    JSON_MEMBER,
+    ModelFileError,
+    build_ranker,
+    check_node_dtype,
+    get_field,
+    json_param,
+    ranker_content,
+    read_arrays,
+)
+from ._registry import model_classes
 
-__all__ = ["FORMAT_VERSION", "load_model", "save_model"]
+__all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
-FORMAT_NAME = "sklearn-ltr-model"
-FORMAT_VERSION = 1
-
-# The only classes a file may name: loading never imports or calls anything else.
-_CLASSES = {
-    cls.__name__: cls
-    for cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker)
-}
-
-# Node fields of format 1 and their on-disk dtypes. Written explicitly (not
-# taken from NODE_DTYPE) so that a change of NODE_DTYPE cannot silently change
-# the format: _check_node_dtype fails first.
-_NODE_FIELDS = {
-    "value": "<f8",
-    "count": "<u4",
-    "feature_idx": "<i4",
-    "num_threshold": "<f8",
-    "bin_threshold": "|u1",
-    "missing_go_to_left": "|u1",
-    "left": "<i4",
-    "right": "<i4",
-    "gain": "<f8",
-    "depth": "<i4",
-    "is_leaf": "|u1",
-}
-_OTHER_ARRAYS = {
-    "tree_starts": "<i8",
-    "bin_thresholds": "<f8",
-    "bin_n_thresholds": "<i8",
-    "bin_has_missing": "|u1",
-    "train_score": "<f8",
-    "validation_score": "<f8",
-}
-_ARRAY_DTYPES = {**{"node_" + f: d for f, d in _NODE_FIELDS.items()}, **_OTHER_ARRAYS}
-_JSON_MEMBER = "model.json"
+# The newest version this module reads; it writes the lowest one that holds
+# what it saves (see "Versions" above).
+FORMAT_VERSION = 2
+_PIPELINE_VERSION = 2
 # Fixed timestamp of zip members: saving the same model twice gives the same bytes.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+# Classes a fitted ranker holds besides the ranker itself, for skops users.
+_INTERNAL_CLASSES = (Booster, BinMapper)
 
 
-def _check_node_dtype():
-    if set(NODE_DTYPE.names) != set(_NODE_FIELDS):
-        raise RuntimeError(
-            "NODE_DTYPE has fields the model file format does not know about "
-            f"({sorted(set(NODE_DTYPE.names) ^ set(_NODE_FIELDS))}); bump FORMAT_VERSION "
-            "in sklearn_ltr/persistence.py and describe the new fields."
-        )
+def __getattr__(name):
+    # Computed at each access from the registry, which this module cannot
+    # read at import time (the rankers are imported after it).
+    if name == "SKOPS_TRUSTED_TYPES":
+        classes = [*model_classes().values(), *_INTERNAL_CLASSES]
+        return sorted(f"{cls.__module__}.{cls.__qualname__}" for cls in classes)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _source_name(path):
@@ -163,63 +194,21 @@ def _source_name(path):
     return getattr(path, "name", None) or repr(path)
 
 
-# -- JSON helpers -------------------------------------------------------------
-
-
-def _json_param(name, value):
-    """A get_params() value as JSON, or a ValueError naming the parameter."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and math.isfinite(value):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [_json_param(name, v) for v in value]
-    raise ValueError(
-        f"Cannot save parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str or lists of them. Set it to such "
-        "a value (e.g. random_state to an int; the fitted model keeps its own seeds) "
-        "before saving."
-    )
-
-
-def _float_to_json(x):
-    x = float(x)
-    return x if math.isfinite(x) else repr(x)  # "nan", "inf", "-inf"
-
-
-def _float_from_json(x, what):
-    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        raise _FormatError(f"{what} must be a number, got {x!r}")
-    if isinstance(x, str):
-        if x not in ("nan", "inf", "-inf"):
-            raise _FormatError(f"{what} must be a number, got {x!r}")
-    return float(x)
-
-
 # -- saving -----------------------------------------------------------------
 
 
-def _npy_bytes(array, dtype):
-    buf = io.BytesIO()
-    np.lib.format.write_array(
-        buf, np.ascontiguousarray(array, dtype=np.dtype(dtype)), allow_pickle=False
-    )
-    return buf.getvalue()
-
-
 def save_model(estimator, path):
-    """Write a fitted ranker to a file, without pickle.
+    """Write a fitted ranker, or a pipeline ending in one, to a file without pickle.
 
     See the module docstring for the format; :func:`load_model` reads it.
 
     Parameters
     ----------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
-        A fitted ranker (not a subclass or a pipeline).
+    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
+        A fitted ranker (not a subclass), or a fitted
+        :class:`sklearn.pipeline.Pipeline` whose last step is one and whose
+        other steps are scikit-learn transformers (saving a pipeline needs
+        ``skops``).
     path : str, path-like or binary file object
         Destination. A path is written to a temporary file next to it and
         then renamed, so a crash never leaves a half-written model behind.
@@ -227,8 +216,11 @@ def save_model(estimator, path):
     Raises
     ------
     ValueError
-        If the estimator is not one of the rankers above or a parameter is
-        not JSON-safe (for example ``random_state`` holding a RandomState).
+        If the estimator is not one of the above, a parameter is not
+        JSON-safe (for example ``random_state`` holding a RandomState), or a
+        pipeline step holds types other than scikit-learn's own.
+    ImportError
+        If the estimator is a pipeline and skops is not installed.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
 
@@ -245,86 +237,35 @@ def save_model(estimator, path):
     >>> bool((load_model(io.BytesIO(buf.getvalue())).predict(X) == ranker.predict(X)).all())
     True
     """
-    _check_node_dtype()
-    name = type(estimator).__name__
-    if _CLASSES.get(name) is not type(estimator):
-        raise ValueError(
-            f"save_model saves {', '.join(sorted(_CLASSES))}; got {type(estimator).__name__}."
-        )
-    check_is_fitted(estimator, "_booster")
-    params = {k: _json_param(k, v) for k, v in estimator.get_params(deep=False).items()}
-    booster = estimator._booster
-    mapper = estimator._bin_mapper
-
-    fitted = {
-        "n_features_in_": int(estimator.n_features_in_),
-        "feature_names_in_": (
-            [str(f) for f in estimator.feature_names_in_]
-            if hasattr(estimator, "feature_names_in_")
-            else None
-        ),
-        "n_iter_": int(estimator.n_iter_),
-        "objective_": str(estimator.objective_),
-        "do_early_stopping_": bool(estimator.do_early_stopping_),
-        "n_training_queries": int(getattr(estimator, "_n_training_queries", 1)),
-    }
-    for attr in ("platt_coef_", "platt_intercept_"):
-        if hasattr(estimator, attr):
-            fitted[attr] = _float_to_json(getattr(estimator, attr))
-
-    ensemble = estimator._tree_ensemble()
-    arrays = {"node_" + f: ensemble.nodes[f] for f in _NODE_FIELDS}
-    arrays.update(
-        tree_starts=ensemble.tree_starts,
-        bin_thresholds=(
-            np.concatenate(mapper.bin_thresholds_) if mapper.bin_thresholds_ else np.zeros(0)
-        ),
-        bin_n_thresholds=np.array([len(t) for t in mapper.bin_thresholds_], dtype=np.int64),
-        bin_has_missing=np.asarray(mapper.has_missing_values_, dtype=np.uint8),
-        train_score=np.asarray(estimator.train_score_, dtype=np.float64),
-        validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
-    )
-    blobs = {k: _npy_bytes(v, _ARRAY_DTYPES[k]) for k, v in arrays.items()}
-
-    document = {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "library_version": __version__,
-        "estimator": name,
-        "params": params,
-        "fitted": fitted,
-        "booster": {
-            "objective_name": str(ensemble.objective),
-            "baseline": _float_to_json(ensemble.baseline),
-            "n_features": int(ensemble.n_features),
-            "missing_values_bin_idx": int(booster.missing_values_bin_idx),
-            "n_trees": ensemble.n_trees,
-        },
-        "bin_mapper": {
-            "max_bins": int(mapper.max_bins),
-            "missing_values_bin_idx": int(mapper.missing_values_bin_idx_),
-            "n_features": int(mapper.n_features_in_),
-        },
-        "warm_start": {
-            "random_seed": int(estimator._random_seed),
-            "platt_seed": (
-                int(estimator._platt_seed) if hasattr(estimator, "_platt_seed") else None
-            ),
-            "validation_queries_unseen": bool(
-                getattr(estimator, "_validation_queries_unseen", False)
-            ),
-        },
-        "arrays": {
-            k: {"dtype": _ARRAY_DTYPES[k], "shape": list(np.shape(v))} for k, v in arrays.items()
-        },
-    }
+    check_node_dtype()
+    classes = model_classes()
+    extra = []
+    if type(estimator) is Pipeline:
+        names, steps, ranker = split_pipeline(estimator, classes)
+        # The ranker and the parameters first: a NotFittedError or a bad
+        # parameter is reported whether or not skops is installed.
+        document, blobs = ranker_content(ranker, classes)
+        params = {
+            k: json_param(k, v, owner="Pipeline ")
+            for k, v in estimator.get_params(deep=False).items() if k != "steps"
+        }
+        extra.append((STEPS_MEMBER, dump_steps(names[:-1], steps)))
+        document["format_version"] = _PIPELINE_VERSION
+        document["pipeline"] = {
+            "steps": names,
+            "params": params,
+            "sklearn_version": sklearn.__version__,
+            "skops_version": skops_version(),
+        }
+    else:
+        document, blobs = ranker_content(estimator, classes)
     text = json.dumps(document, indent=1, allow_nan=False, ensure_ascii=False)
+    members = [(JSON_MEMBER, text.encode("utf-8"))]
+    members += [(k + ".npy", b) for k, b in blobs.items()] + extra
 
     def write(target):
         with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for member, data in [(_JSON_MEMBER, text.encode("utf-8"))] + [
-                (k + ".npy", b) for k, b in blobs.items()
-            ]:
+            for member, data in members:
                 info = zipfile.ZipInfo(member, date_time=_ZIP_DATE)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, data)
@@ -345,225 +286,58 @@ def save_model(estimator, path):
 # -- loading ------------------------------------------------------------------
 
 
-class _FormatError(Exception):
-    """A problem with the file's content; load_model adds the path."""
-
-
-def _get(mapping, key, kind, what):
-    if not isinstance(mapping, dict) or key not in mapping:
-        raise _FormatError(f"{what} has no {key!r} entry")
-    value = mapping[key]
-    ok = {
-        "int": isinstance(value, int) and not isinstance(value, bool),
-        "bool": isinstance(value, bool),
-        "str": isinstance(value, str),
-        "dict": isinstance(value, dict),
-        "any": True,
-    }[kind]
-    if not ok:
-        raise _FormatError(f"{what}[{key!r}] must be of type {kind}, got {value!r}")
-    return value
-
-
-def _read_arrays(zf, manifest):
-    if not isinstance(manifest, dict) or set(manifest) != set(_ARRAY_DTYPES):
-        got = sorted(manifest) if isinstance(manifest, dict) else manifest
-        raise _FormatError(f"the array manifest lists {got}, expected {sorted(_ARRAY_DTYPES)}")
-    arrays = {}
-    for key, dtype in _ARRAY_DTYPES.items():
-        spec = manifest[key]
-        if not isinstance(spec, dict) or spec.get("dtype") != dtype:
-            raise _FormatError(f"array {key!r} is declared as {spec!r}, expected dtype {dtype}")
-        try:
-            raw = zf.read(key + ".npy")
-        except KeyError:
-            raise _FormatError(f"member {key}.npy is missing") from None
-        try:
-            array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
-        except (ValueError, EOFError, OSError, SyntaxError) as exc:
-            raise _FormatError(f"member {key}.npy is not a plain .npy array ({exc})") from None
-        if array.dtype != np.dtype(dtype) or array.ndim != 1:
-            raise _FormatError(
-                f"member {key}.npy has dtype {array.dtype.str} and shape {array.shape}, "
-                f"expected a 1-d array of {dtype}"
-            )
-        if list(array.shape) != spec.get("shape"):
-            raise _FormatError(
-                f"member {key}.npy has shape {list(array.shape)} but model.json says "
-                f"{spec.get('shape')}"
-            )
-        arrays[key] = array
-    return arrays
-
-
-def _check_trees(a, n_trees, n_features):
-    """Check that every tree is well formed, so prediction cannot loop or read
-    out of bounds: children lie inside their tree and after their parent."""
-    n_nodes = a["node_value"].shape[0]
-    if any(a["node_" + f].shape[0] != n_nodes for f in _NODE_FIELDS):
-        raise _FormatError("the node_*.npy arrays have different lengths")
-    starts = a["tree_starts"]
-    if starts.shape[0] != n_trees:
-        raise _FormatError(f"tree_starts has {starts.shape[0]} entries for {n_trees} trees")
-    if n_trees == 0:
-        if n_nodes:
-            raise _FormatError("there are nodes but no trees")
-        return
-    stops = np.append(starts[1:], n_nodes)
-    if starts[0] != 0 or np.any(stops <= starts):
-        raise _FormatError("tree_starts must start at 0 and increase, with each tree non-empty")
-    tree_of_node = np.repeat(np.arange(n_trees), stops - starts)
-    local = np.arange(n_nodes) - starts[tree_of_node]
-    size = (stops - starts)[tree_of_node]
-    is_leaf = a["node_is_leaf"]
-    if np.any(is_leaf > 1) or np.any(a["node_missing_go_to_left"] > 1):
-        raise _FormatError("node_is_leaf and node_missing_go_to_left must be 0 or 1")
-    split = is_leaf == 0
-    feature = a["node_feature_idx"][split]
-    if np.any((feature < 0) | (feature >= n_features)):
-        raise _FormatError(f"a split uses a feature outside [0, {n_features})")
-    for child in ("node_left", "node_right"):
-        c = a[child][split]
-        if np.any((c <= local[split]) | (c >= size[split])):
-            raise _FormatError(f"{child}.npy points outside its tree or backwards")
-    if np.any(np.isnan(a["node_num_threshold"][split])):
-        raise _FormatError("a split has a NaN threshold")
-
-
-def _rebuild_bin_mapper(a, info, n_features):
-    max_bins = _get(info, "max_bins", "int", "bin_mapper")
-    missing_bin = _get(info, "missing_values_bin_idx", "int", "bin_mapper")
-    if not 2 <= max_bins <= MAX_BINS or missing_bin != max_bins:
-        raise _FormatError(f"bin_mapper has max_bins={max_bins}, missing bin {missing_bin}")
-    if _get(info, "n_features", "int", "bin_mapper") != n_features:
-        raise _FormatError("bin_mapper.n_features differs from n_features_in_")
-    n_thr = a["bin_n_thresholds"]
-    thresholds = a["bin_thresholds"]
-    if n_thr.shape[0] != n_features or a["bin_has_missing"].shape[0] != n_features:
-        raise _FormatError("bin_n_thresholds / bin_has_missing need one entry per feature")
-    if np.any((n_thr < 0) | (n_thr > max_bins - 1)) or n_thr.sum() != thresholds.shape[0]:
-        raise _FormatError("bin_n_thresholds does not match bin_thresholds")
-    per_feature = np.split(thresholds, np.cumsum(n_thr)[:-1]) if n_features else []
-    if any(np.any(~(np.diff(t) > 0)) or np.any(np.isnan(t)) for t in per_feature):
-        raise _FormatError("the bin thresholds of a feature are not increasing")
-    mapper = BinMapper(max_bins=max_bins, subsample=None)
-    padded = np.zeros((n_features, max_bins - 1))
-    for f, t in enumerate(per_feature):
-        padded[f, : t.shape[0]] = t
-    mapper._tables = _search_tables(padded, n_thr)
-    mapper.bin_thresholds_ = [t.copy() for t in per_feature]
-    mapper.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
-    mapper.missing_values_bin_idx_ = missing_bin
-    mapper.has_missing_values_ = a["bin_has_missing"].astype(bool)
-    mapper.n_features_in_ = n_features
-    return mapper
-
-
 def _check_header(document):
     """Format name and version, checked before anything else is read."""
     if not isinstance(document, dict):
-        raise _FormatError(f"{_JSON_MEMBER} is not a JSON object")
+        raise ModelFileError(f"{JSON_MEMBER} is not a JSON object")
     if document.get("format") != FORMAT_NAME:
-        raise _FormatError(f"it is not a sklearn-ltr model (format {document.get('format')!r})")
-    version = _get(document, "format_version", "int", "model.json")
+        raise ModelFileError(f"it is not a sklearn-ltr model (format {document.get('format')!r})")
+    version = get_field(document, "format_version", "int", "model.json")
     if version > FORMAT_VERSION:
-        raise _FormatError(
+        raise ModelFileError(
             f"it has format_version {version}, written by sklearn-ltr "
             f"{document.get('library_version')}; this version ({__version__}) reads format "
             f"versions up to {FORMAT_VERSION}. Upgrade sklearn-ltr"
         )
     if version < 1:
-        raise _FormatError(f"format_version {version} is invalid")
+        raise ModelFileError(f"format_version {version} is invalid")
+    if "pipeline" in document and version < _PIPELINE_VERSION:
+        raise ModelFileError(f"a file of format_version {version} cannot hold a pipeline")
 
 
-def _build(document, a):
-    name = _get(document, "estimator", "str", "model.json")
-    if name not in _CLASSES:
-        raise _FormatError(
-            f"estimator {name!r} is not one of the loadable classes {sorted(_CLASSES)}"
-        )
-    params = _get(document, "params", "dict", "model.json")
+def _build_pipeline(zf, info, ranker):
+    names = get_field(info, "steps", "any", "pipeline")
+    if not (
+        isinstance(names, list) and names and all(isinstance(n, str) for n in names)
+        and len(set(names)) == len(names)
+    ):
+        raise ModelFileError(f"pipeline.steps must be a list of unique step names, got {names!r}")
+    params = get_field(info, "params", "dict", "pipeline")
     try:
-        estimator = _CLASSES[name](**params)
-        estimator._validate_params()
+        raw = zf.read(STEPS_MEMBER)
+    except KeyError:
+        raise ModelFileError(f"member {STEPS_MEMBER} is missing") from None
+    steps = load_steps(raw, len(names) - 1)
+    try:
+        pipeline = Pipeline(list(zip(names, steps + [ranker])), **params)
+        # Private, but the checks fit would make: parameter values, step
+        # names, and that every step but the last transforms.
+        pipeline._validate_params()
+        pipeline._validate_steps()
     except (TypeError, ValueError) as exc:
-        raise _FormatError(f"its parameters do not fit {name}: {exc}") from None
-
-    fitted = _get(document, "fitted", "dict", "model.json")
-    booster_info = _get(document, "booster", "dict", "model.json")
-    n_features = _get(fitted, "n_features_in_", "int", "fitted")
-    n_trees = _get(booster_info, "n_trees", "int", "booster")
-    if n_features < 1 or _get(booster_info, "n_features", "int", "booster") != n_features:
-        raise _FormatError("booster.n_features and n_features_in_ must be equal and positive")
-    if _get(fitted, "n_iter_", "int", "fitted") != n_trees:
-        raise _FormatError(f"n_iter_ differs from the number of trees ({n_trees})")
-    _check_trees(a, n_trees, n_features)
-    mapper = _rebuild_bin_mapper(a, _get(document, "bin_mapper", "dict", "model.json"), n_features)
-
-    objective_name = _get(booster_info, "objective_name", "str", "booster")
-    missing_bin = _get(booster_info, "missing_values_bin_idx", "int", "booster")
-    if missing_bin != mapper.missing_values_bin_idx_:
-        raise _FormatError("the booster and the bin mapper disagree on the missing-value bin")
-    booster = Booster(
-        objective_name=objective_name,
-        baseline=_float_from_json(_get(booster_info, "baseline", "any", "booster"), "baseline"),
-        n_features=n_features,
-        missing_values_bin_idx=missing_bin,
-    )
-    nodes = np.zeros(a["node_value"].shape[0], dtype=NODE_DTYPE)
-    for f in _NODE_FIELDS:
-        nodes[f] = a["node_" + f]
-    stops = np.append(a["tree_starts"][1:], nodes.shape[0])
-    booster.trees = [nodes[s:e].copy() for s, e in zip(a["tree_starts"], stops)]
-    booster.train_scores = a["train_score"]
-    booster.validation_scores = a["validation_score"]
-
-    names = _get(fitted, "feature_names_in_", "any", "fitted")
-    if names is not None:
-        if not (isinstance(names, list) and len(names) == n_features
-                and all(isinstance(n, str) for n in names)):
-            raise _FormatError("feature_names_in_ must be null or one string per feature")
-        estimator.feature_names_in_ = np.asarray(names, dtype=object)
-    estimator.n_features_in_ = n_features
-    warm = _get(document, "warm_start", "dict", "model.json")
-    estimator._random_seed = _get(warm, "random_seed", "int", "warm_start")
-    platt_seed = _get(warm, "platt_seed", "any", "warm_start")
-    if platt_seed is not None:
-        estimator._platt_seed = _get(warm, "platt_seed", "int", "warm_start")
-    # Absent from files of earlier releases: assume the held-out queries were
-    # trained on, so a warm start with early stopping warns.
-    if warm.get("validation_queries_unseen") is not None:
-        estimator._validation_queries_unseen = _get(
-            warm, "validation_queries_unseen", "bool", "warm_start"
-        )
-    estimator.do_early_stopping_ = _get(fitted, "do_early_stopping_", "bool", "fitted")
-    if fitted.get("n_training_queries") is not None:  # absent from older files
-        estimator._n_training_queries = _get(fitted, "n_training_queries", "int", "fitted")
-    estimator._bin_mapper = mapper
-    estimator._booster = booster
-    estimator.n_iter_ = n_trees
-    estimator.train_score_ = booster.train_scores
-    estimator.validation_score_ = booster.validation_scores
-    estimator.objective_ = _get(fitted, "objective_", "str", "fitted")
-    if estimator.objective_ != objective_name:
-        raise _FormatError("objective_ and booster.objective_name differ")
-    has_platt = [k in fitted for k in ("platt_coef_", "platt_intercept_")]
-    if any(has_platt):
-        if name != "CalibratedRanker" or not all(has_platt):
-            raise _FormatError("platt_coef_ and platt_intercept_ belong together, to CalibratedRanker")
-        estimator.platt_coef_ = _float_from_json(fitted["platt_coef_"], "platt_coef_")
-        estimator.platt_intercept_ = _float_from_json(fitted["platt_intercept_"], "platt_intercept_")
-    elif name == "CalibratedRanker" and estimator.calibration == "platt":
-        raise _FormatError("a CalibratedRanker with calibration='platt' needs platt_coef_")
-    return estimator
+        raise ModelFileError(
+            f"its pipeline does not fit scikit-learn {sklearn.__version__}: {exc}"
+        ) from None
+    return pipeline
 
 
 def load_model(path):
-    """Read a ranker written by :func:`save_model`.
+    """Read a ranker or pipeline written by :func:`save_model`.
 
-    Nothing in the file is executed: the class comes from a fixed list, and
-    the JSON and arrays are checked (types, dtypes, shapes, tree structure)
-    before the ranker is built.
+    Nothing in the file is executed: the ranker's class comes from a fixed
+    list, and the JSON and arrays are checked (types, dtypes, shapes, tree
+    structure) before the ranker is built. A pipeline's other steps are
+    loaded with skops only if they hold nothing but scikit-learn's own types.
 
     Parameters
     ----------
@@ -572,17 +346,21 @@ def load_model(path):
 
     Returns
     -------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
-        The fitted ranker. With ``warm_start=True`` and a larger
-        ``n_estimators``, ``fit`` continues it exactly as it would have
-        continued the saved ranker.
+    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
+        The fitted ranker, or pipeline ending in one. With
+        ``warm_start=True`` and a larger ``n_estimators``, ``fit`` continues
+        the ranker exactly as it would have continued the saved one.
 
     Raises
     ------
     ValueError
-        If the file is corrupted or truncated, is not a model file, has a
-        newer ``format_version``, names an unknown class, or its content is
-        inconsistent. The message names the file and the problem.
+        If the file is corrupted or truncated, is not a model file (pickle
+        and joblib files get a message of their own), has a newer
+        ``format_version``, names an unknown class or an untrusted type, or
+        its content is inconsistent. The message names the file and the
+        problem.
+    ImportError
+        If the file holds a pipeline and skops is not installed.
     FileNotFoundError
         If the path does not exist.
 
@@ -607,20 +385,104 @@ def load_model(path):
     try:
         with zipfile.ZipFile(path) as zf:
             try:
-                raw = zf.read(_JSON_MEMBER)
+                raw = zf.read(JSON_MEMBER)
             except KeyError:
-                raise _FormatError(f"it has no {_JSON_MEMBER}; it is not a sklearn-ltr model") from None
+                if "schema.json" in zf.namelist():
+                    raise ModelFileError(_SKOPS_FILE) from None
+                raise ModelFileError(f"it has no {JSON_MEMBER}; it is not a sklearn-ltr model") from None
             try:
                 document = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise _FormatError(f"{_JSON_MEMBER} is not valid UTF-8 JSON ({exc})") from None
+                raise ModelFileError(f"{JSON_MEMBER} is not valid UTF-8 JSON ({exc})") from None
             _check_header(document)
-            arrays = _read_arrays(zf, document.get("arrays"))
-            return _build(document, arrays)
-    except _FormatError as exc:
+            arrays = read_arrays(zf, document.get("arrays"))
+            ranker = build_ranker(document, arrays)
+            if "pipeline" not in document:
+                return ranker
+            info = get_field(document, "pipeline", "dict", "model.json")
+            return _build_pipeline(zf, info, ranker)
+    except ModelFileError as exc:
         raise ValueError(f"Cannot load model file {name}: {exc}.") from None
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        kind = _pickle_kind(path)
+        if kind is not None:
+            raise ValueError(
+                f"Cannot load model file {name}: it looks like {kind}, as pickle.dump and "
+                "joblib.dump write, not a sklearn-ltr model file (a zip archive). load_model "
+                "does not read pickles because loading a pickle can run arbitrary code. If "
+                "you trust the file, load it in Python (joblib.load or pickle.load) and write "
+                "it with sklearn_ltr.save_model(model, path)."
+            ) from None
         raise ValueError(
             f"Cannot load model file {name}: it is not a valid zip archive (corrupted or "
             f"truncated?): {exc}"
         ) from None
+
+
+_SKOPS_FILE = (
+    "it looks like a skops file (skops.io.dump), not a sklearn-ltr model file; load it with "
+    "skops.io.load(path, trusted=...), trusting sklearn_ltr.persistence.SKOPS_TRUSTED_TYPES "
+    "and the other types of skops.io.get_untrusted_types(file=path) that you have reviewed"
+)
+
+
+# -- pickle and joblib files ----------------------------------------------------------
+
+# Leading bytes of the compressed streams joblib.dump(..., compress=...) writes,
+# with a decompressor for the first bytes of each (lz4 is not in the standard
+# library: its files are reported without looking inside).
+_COMPRESSED = [
+    (b"\x1f\x8b", "gzip", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)),
+    (b"BZh", "bz2", bz2.BZ2Decompressor),
+    (b"\xfd7zXZ\x00", "xz", lzma.LZMADecompressor),
+    (b"\x5d\x00\x00", "lzma", lzma.LZMADecompressor),
+    (b"\x04\x22\x4d\x18", "lz4", None),
+]
+# Compressed input read at most to find the first decompressed bytes (bz2
+# outputs nothing before the end of its first block, up to 900 kB).
+_SNIFF_LIMIT = 2**21
+
+
+def _is_pickle(head):
+    # Protocols 2 to 5 start with the PROTO opcode and the protocol number;
+    # joblib writes protocol 4 or 5. Protocols 0 and 1 have no marker.
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def _pickle_kind(path):
+    """How a file that is not a zip archive looks like a pickle, or None."""
+    try:
+        if isinstance(path, (str, os.PathLike)):
+            with open(path, "rb") as fh:
+                return _pickle_kind_of_stream(fh)
+        if hasattr(path, "seek") and hasattr(path, "read"):
+            path.seek(0)
+            return _pickle_kind_of_stream(path)
+    except (OSError, ValueError):  # unreadable or unseekable: keep the zip message
+        pass
+    return None
+
+
+def _pickle_kind_of_stream(fh):
+    head = fh.read(16)
+    if _is_pickle(head):
+        return "a pickle file"
+    compressed = [(n, make) for magic, n, make in _COMPRESSED if head.startswith(magic)]
+    # joblib's zlib streams: a deflate header (0x78 ..., a multiple of 31).
+    if len(head) >= 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0:
+        compressed.append(("zlib", zlib.decompressobj))
+    if not compressed:
+        return None
+    kind, make = compressed[0]
+    article = "an" if kind in ("xz", "lzma", "lz4") else "a"
+    if make is None:
+        return f"an {kind}-compressed file (joblib.dump(..., compress='{kind}') writes these)"
+    decompressor, out, data, read = make(), b"", head, len(head)
+    try:
+        while len(out) < 2 and data:
+            out += decompressor.decompress(data)
+            data = fh.read(65536) if read < _SNIFF_LIMIT else b""
+            read += len(data)
+    except (zlib.error, OSError, EOFError, lzma.LZMAError):
+        return None
+    return f"{article} {kind}-compressed pickle file" if _is_pickle(out) else None

@@ -75,7 +75,7 @@ def test_validation_set_without_qid_val_raises(make, data):
     with pytest.raises(ValueError, match="qid_val is required: the training data has 8 queries"):
         make(early_stopping=True).fit(X, y, qid=qid, X_val=X, y_val=y)
     # One training query: one validation query is consistent and allowed.
-    make(early_stopping=True).fit(X, y, X_val=X, y_val=y)
+    make(early_stopping=True).fit(X, y, qid=np.zeros(len(y)), X_val=X, y_val=y)
     # A qid column in a DataFrame X_val is its qid_val.
     frame = pd.DataFrame(X, columns=list("abcd")).assign(qid=qid)
     features = frame.drop(columns="qid")
@@ -258,7 +258,10 @@ def test_predict_checks_column_names_and_count(make, data):
         model.predict(frame[list("dcba")])
     with pytest.raises(ValueError, match="missing"):
         model.predict(frame[list("abc")])
-    with pytest.raises(ValueError, match="4 features"):
+    # scikit-learn also warns that the array has no feature names; the
+    # error about the count is what matters here.
+    with pytest.raises(ValueError, match="4 features"), pytest.warns(
+            UserWarning, match="does not have valid feature names"):
         model.predict(X[:, :3])
 
 
@@ -386,3 +389,105 @@ def test_one_query_of_50000_documents_stays_bounded(metric):
     s = rng.standard_normal(n)
     value = metric(y, s, qid=np.zeros(n))
     assert 0.0 <= value <= 1.0
+
+
+# -- text in X and y ----------------------------------------------------------------
+# Text is refused, never converted: scikit-learn's validate_data reads "1.5"
+# in an object or string array (X or y) as 1.5 without a word, which hides a
+# column loaded as text. The errors name the argument, the column and the value.
+
+
+def _with_text(X, row, column, value):
+    out = X.astype(object)
+    out[row, column] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    "value, advice",
+    [("a", "Encode categories and text first"), ("1.5", "convert first, e.g. X.astype")],
+    ids=["word", "numeric-text"],
+)
+def test_text_in_an_object_array_raises_naming_column_row_and_value(make, data, value, advice):
+    X, y, qid = data
+    bad = _with_text(X, 5, 2, value)
+    message = f"X has the text '{value}' in column 2 \\(row 5\\); .*{advice}"
+    with pytest.raises(ValueError, match=message):
+        make().fit(bad, y, qid=qid)
+    model = make().fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=message):
+        model.predict(bad)
+
+
+def test_text_in_a_validation_set_names_X_val(make, data):
+    X, y, qid = data
+    bad = _with_text(X, 1, 3, "n/a")
+    with pytest.raises(ValueError, match="X_val has the text 'n/a' in column 3 \\(row 1\\)"):
+        make(early_stopping=True).fit(X, y, qid=qid, X_val=bad, y_val=y, qid_val=qid)
+
+
+def test_string_arrays_and_lists_with_text_raise(make, data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="X has the text '.*' in column 0 \\(row 0\\); .*convert"):
+        make().fit(X.astype(str), y, qid=qid)
+    rows = X.tolist()
+    rows[4][1] = "x"
+    # np.asarray would turn every cell of these rows into text; the error
+    # still names the one cell that was text.
+    with pytest.raises(ValueError, match="X has the text 'x' in column 1 \\(row 4\\)"):
+        make().fit(rows, y, qid=qid)
+
+
+def test_object_arrays_of_numbers_and_none_still_work(make, data):
+    X, y, qid = data
+    holes = X.copy()
+    holes[3, 1] = np.nan
+    objects = X.astype(object)
+    objects[3, 1] = None
+    _same(make().fit(objects, y, qid=qid).predict(objects),
+          make().fit(holes, y, qid=qid).predict(holes))
+
+
+@pytest.mark.parametrize(
+    "column, expected",
+    [
+        (lambda y: pd.Series(["1.0"] * 79 + ["oops"], dtype=object),
+         "'when' \\(object; 'oops' at index 79\\); .*Encode"),
+        (lambda y: pd.Series(np.arange(80.0), dtype=object),
+         "'when' \\(object; 0.0 at index 0\\); .*convert first, e.g. "
+         "X\\['when'\\] = pd.to_numeric\\(X\\['when'\\]\\)"),
+        (lambda y: pd.Series(y.astype(str)), "'when' \\(\\w+; '.*' at index 0\\); .*convert"),
+    ],
+    ids=["word", "numbers-as-objects", "numeric-text"],
+)
+def test_text_in_a_dataframe_column_names_column_value_and_index(make, data, column, expected):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["when"] = column(y)
+    with pytest.raises(ValueError, match="X has non-numeric columns " + expected):
+        make().fit(frame, y, qid=qid)
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [
+        (lambda y: y.astype(str), "y has the text '.*' at row 0; .*np.asarray\\(y, dtype=float\\)"),
+        (lambda y: pd.Series(y).astype(str), "y has the text '.*' at row 0"),
+        (lambda y: [str(v) for v in y], "y has the text '.*' at row 0"),
+        (lambda y: np.where(np.arange(80) == 6, "good", y.astype(object)),
+         "y has the text 'good' at row 6; .*map text grades"),
+    ],
+    ids=["numeric-text", "series", "list", "word"],
+)
+def test_text_labels_raise_naming_y(make, data, labels, message):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=message):
+        make().fit(X, labels(y), qid=qid)
+    with pytest.raises(ValueError, match=message.replace("y has", "y_val has").replace(
+            "(y,", "(y_val,")):
+        make(early_stopping=True).fit(X, y, qid=qid, X_val=X, y_val=labels(y), qid_val=qid)
+
+
+def test_object_labels_holding_numbers_still_work(make, data):
+    X, y, qid = data
+    _same(make().fit(X, y.astype(object), qid=qid).predict(X), make().fit(X, y, qid=qid).predict(X))

@@ -534,3 +534,33 @@ def test_make_ranking_is_learnable_and_nonlinear():
 def test_make_ranking_rejects_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_ranking(**kwargs)
+
+
+def test_as_dense_feeds_a_scaler_pipeline():
+    """load_svmlight_ranking returns CSR, which StandardScaler refuses to
+    centre; as_dense=True gives the same values as an array that the
+    documented pipeline takes."""
+    import io
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_ltr import LambdaMARTRanker
+    from sklearn_ltr.datasets import load_svmlight_ranking, load_svmlight_ranking_files
+
+    text = b"".join(
+        f"{q % 3} qid:{q // 4} 1:{q * 0.5} 3:{(q * 7) % 5}\n".encode() for q in range(40)
+    )
+    X_sparse, y, qid = load_svmlight_ranking(io.BytesIO(text))
+    X_dense, y2, qid2 = load_svmlight_ranking(io.BytesIO(text), as_dense=True)
+    assert isinstance(X_dense, np.ndarray)
+    np.testing.assert_array_equal(X_dense, X_sparse.toarray())
+    np.testing.assert_array_equal(y, y2)
+    np.testing.assert_array_equal(qid, qid2)
+    pipe = make_pipeline(StandardScaler(), LambdaMARTRanker(n_estimators=3, random_state=0))
+    with pytest.raises(ValueError, match="Cannot center sparse matrices"):
+        pipe.fit(X_sparse, y, lambdamartranker__qid=qid)
+    pipe.fit(X_dense, y, lambdamartranker__qid=qid)
+    X1, _, _, X2, _, _ = load_svmlight_ranking_files(
+        [io.BytesIO(text), io.BytesIO(text)], as_dense=True)
+    assert isinstance(X1, np.ndarray) and X1.shape == X2.shape == X_dense.shape

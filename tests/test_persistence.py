@@ -171,7 +171,8 @@ def test_file_is_plain_zip_of_json_and_npy_without_pickle(fitted, tmp_path):
         document = json.loads(zf.read("model.json").decode("utf-8"))
     assert all(n == "model.json" or n.endswith(".npy") for n in names)
     assert document["format"] == "sklearn-ltr-model"
-    assert document["format_version"] == FORMAT_VERSION
+    # A single ranker is still written as format 1, which every release reads.
+    assert document["format_version"] == 1 < FORMAT_VERSION
     assert document["estimator"] == "CalibratedRanker"
     npz = np.load(path, allow_pickle=False)  # numpy reads it as an .npz
     for key, spec in document["arrays"].items():
@@ -267,10 +268,6 @@ def test_save_refuses_unfitted_foreign_and_non_json(fitted, data, tmp_path):
     X, y, qid = data
     with pytest.raises(ValueError, match="got MyRanker"):
         save_model(MyRanker(**SMALL).fit(X, y, qid=qid), tmp_path / "m.npz")
-    with pytest.raises(ValueError, match="got Pipeline"):
-        from sklearn.pipeline import make_pipeline
-
-        save_model(make_pipeline(fitted["lambdamart"]), tmp_path / "m.npz")
     ranker = clone(fitted["lambdamart"]).set_params(random_state=np.random.RandomState(0))
     ranker.fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="random_state=RandomState"):
@@ -341,7 +338,7 @@ def _tamper_cases():
 
     return {
         "newer version": (lambda m: _edit_json(m, set_in("format_version", FORMAT_VERSION + 1)),
-                          "format_version 2.*Upgrade"),
+                          f"format_version {FORMAT_VERSION + 1}.*Upgrade"),
         "other format": (lambda m: _edit_json(m, set_in("format", "something-else")),
                          "not a sklearn-ltr model"),
         "unknown class": (lambda m: _edit_json(m, set_in("estimator", "Pipeline")),
@@ -424,3 +421,524 @@ def test_fuzz_damaged_files_raise_value_error_or_load_identically(fitted, data, 
         return
     # Only bytes nothing depends on were hit (zip timestamps, comments, ...).
     assert_array_equal(loaded.predict(data[0]), ranker.predict(data[0]))
+
+
+# =========================================================================== pipelines
+#
+# Oracles: the fitted pipeline itself (same steps, parameters and fitted
+# state; bit-identical predictions), skops's own reading of the file, and
+# the refusals the module docstring and doc/user_guide/saving.rst promise.
+
+import re  # noqa: E402
+import sys  # noqa: E402
+
+import joblib  # noqa: E402
+import sklearn  # noqa: E402
+from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
+from sklearn.datasets import dump_svmlight_file  # noqa: E402
+from sklearn.feature_selection import SelectKBest, f_regression  # noqa: E402
+from sklearn.impute import SimpleImputer  # noqa: E402
+from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: E402
+from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
+
+from sklearn_ltr import _registry  # noqa: E402
+from sklearn_ltr.persistence import SKOPS_TRUSTED_TYPES  # noqa: E402
+
+try:
+    import skops.io as skops_io
+    from skops.io.exceptions import UntrustedTypesFoundException
+except ImportError:  # single rankers need no skops; their tests still run
+    skops_io = None
+needs_skops = pytest.mark.skipif(skops_io is None, reason="pipeline files need skops")
+
+STEPS_MEMBER = "pipeline_steps.skops"
+PAGE = os.path.join(os.path.dirname(__file__), os.pardir, "doc", "user_guide", "saving.rst")
+
+
+class _Spy(TransformerMixin, BaseEstimator):
+    """A transformer of another package; counts how often one is unpickled/built."""
+
+    built = 0
+
+    def fit(self, X, y=None):
+        self.fitted_ = True
+        return self
+
+    def transform(self, X):
+        return X
+
+    def __setstate__(self, state):
+        type(self).built += 1
+        super().__setstate__(state)
+
+
+def _double(X):
+    return 2 * X
+
+
+def _frame_pipeline(X, y, qid):
+    pytest.importorskip("pandas")
+    from sklearn_ltr.compose import exclude_qid
+    from sklearn_ltr.datasets import to_frame
+
+    frame = to_frame(X, qid)
+    pipe = make_pipeline(exclude_qid(SimpleImputer()), exclude_qid(StandardScaler()),
+                         LambdaMARTRanker(**SMALL))
+    return pipe.fit(frame, y), frame
+
+
+def _fit_pipeline(name, data):
+    """(fitted pipeline, its input X) of each kind of pipeline save_model takes."""
+    X, y, qid = data
+    if name == "frame_exclude_qid":
+        return _frame_pipeline(X, y, qid)
+    pipe = {
+        "scaler": make_pipeline(StandardScaler(), LambdaMARTRanker(**SMALL)),
+        "imputer_scaler": make_pipeline(SimpleImputer(), StandardScaler(), XENDCGRanker(**SMALL)),
+        "passthrough_select": Pipeline(
+            [("impute", SimpleImputer()), ("skip", "passthrough"), ("none", None),
+             ("select", SelectKBest(f_regression, k=4)), ("rank", ListNetRanker(**SMALL))],
+            verbose=True,
+        ),
+        "ufuncs": make_pipeline(FunctionTransformer(np.abs), FunctionTransformer(np.log1p),
+                                CalibratedRanker(**SMALL)),
+        "ranker_only": Pipeline([("only", LambdaMARTRanker(**SMALL))]),
+        "nested": make_pipeline(make_pipeline(SimpleImputer(), StandardScaler()),
+                                LambdaMARTRanker(**SMALL)),
+    }[name]
+    last = pipe.steps[-1][0]
+    return pipe.fit(X, _labels(pipe[-1], y), **{f"{last}__qid": qid}), X
+
+
+PIPELINES = ["scaler", "imputer_scaler", "passthrough_select", "ufuncs", "ranker_only",
+             "nested", "frame_exclude_qid"]
+
+
+@pytest.fixture(scope="module")
+def pipelines(data):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = _fit_pipeline(name, data)
+        return cache[name]
+    return get
+
+
+def _as_array(Xt):
+    return Xt.to_numpy() if hasattr(Xt, "to_numpy") else np.asarray(Xt)
+
+
+@needs_skops
+@pytest.mark.parametrize("name", PIPELINES)
+def test_pipeline_round_trip_keeps_steps_and_predicts_bit_identically(name, pipelines,
+                                                                      tmp_path, capsys):
+    pipe, X = pipelines(name)
+    loaded = _round_trip(pipe, tmp_path)
+    assert type(loaded) is Pipeline
+    assert [n for n, _ in loaded.steps] == [n for n, _ in pipe.steps]
+    params = {k: v for k, v in pipe.get_params(deep=False).items() if k != "steps"}
+    assert {k: v for k, v in loaded.get_params(deep=False).items() if k != "steps"} == params
+    for (_, a), (_, b) in zip(pipe.steps[:-1], loaded.steps[:-1]):
+        assert type(a) is type(b)
+        assert re.sub(" at 0x[0-9a-f]+", "", repr(a)) == re.sub(" at 0x[0-9a-f]+", "", repr(b))
+    if len(pipe) > 1:
+        assert_array_equal(_as_array(loaded[:-1].transform(X)), _as_array(pipe[:-1].transform(X)))
+    _assert_same_state(pipe[-1], loaded[-1])
+    assert loaded.predict(X).tobytes() == pipe.predict(X).tobytes()
+    if isinstance(pipe[-1], CalibratedRanker):
+        assert_array_equal(loaded.predict_proba(X), pipe.predict_proba(X))
+
+
+@needs_skops
+def test_grid_search_best_estimator_round_trips(data, tmp_path):
+    pytest.importorskip("pandas")
+    from sklearn_ltr.compose import exclude_qid
+    from sklearn_ltr.datasets import to_frame
+    from sklearn_ltr.metrics import ndcg_scorer
+
+    X, y, qid = data
+    frame = to_frame(X, qid)
+    pipe = make_pipeline(exclude_qid(SimpleImputer()), LambdaMARTRanker(**SMALL))
+    search = GridSearchCV(pipe, {"lambdamartranker__learning_rate": [0.05, 0.3]},
+                          scoring=ndcg_scorer(5), cv=GroupKFold(3)).fit(frame, y, groups=qid)
+    loaded = _round_trip(search.best_estimator_, tmp_path)
+    assert loaded[-1].learning_rate == search.best_params_["lambdamartranker__learning_rate"]
+    assert loaded.predict(frame).tobytes() == search.predict(frame).tobytes()
+    with pytest.raises(ValueError, match="or a Pipeline ending in one; got GridSearchCV"):
+        save_model(search, tmp_path / "search.model")
+
+
+@needs_skops
+def test_pipeline_file_layout(pipelines, tmp_path):
+    """Format 2: the ranker's format-1 members and fields, plus "pipeline" and a
+    skops member that skops itself reads."""
+    pipe, X = pipelines("imputer_scaler")
+    path = tmp_path / "p.model"
+    save_model(pipe, path)
+    with zipfile.ZipFile(path) as zf:
+        members = set(zf.namelist())
+        document = json.loads(zf.read("model.json"))
+        steps_blob = zf.read(STEPS_MEMBER)
+    assert document["format_version"] == 2 == FORMAT_VERSION
+    assert document["estimator"] == "XENDCGRanker"
+    assert document["pipeline"] == {
+        "steps": ["simpleimputer", "standardscaler", "xendcgranker"],
+        "params": {"memory": None, "transform_input": None, "verbose": False},
+        "sklearn_version": sklearn.__version__,
+        "skops_version": __import__("skops").__version__,
+    }
+    assert members == {"model.json", STEPS_MEMBER} | {k + ".npy" for k in document["arrays"]}
+    assert set(np.load(path, allow_pickle=False).files) >= set(document["arrays"])
+    steps = skops_io.loads(steps_blob, trusted=skops_io.get_untrusted_types(data=steps_blob))
+    assert [type(s) for s in steps] == [SimpleImputer, StandardScaler]
+    # The ranker's trees read as the format-1 description says.
+    Xt = pipe[:-1].transform(X)
+    assert_array_equal(_documented_predict(path, Xt)[0], pipe.predict(X))
+
+
+def test_single_rankers_still_load_next_to_pipelines(fitted, data, tmp_path):
+    """A ranker written now is a format-1 file; BaseGBRanker.save_model writes it."""
+    ranker = fitted["listnet"]
+    ranker.save_model(tmp_path / "r.model")
+    with zipfile.ZipFile(tmp_path / "r.model") as zf:
+        assert json.loads(zf.read("model.json"))["format_version"] == 1
+        assert STEPS_MEMBER not in zf.namelist()
+    loaded = load_model(tmp_path / "r.model")
+    assert type(loaded) is ListNetRanker
+    assert loaded.predict(data[0]).tobytes() == ranker.predict(data[0]).tobytes()
+
+
+# ------------------------------------------------------------------ refusing to save pipelines
+
+
+@needs_skops
+def test_save_refuses_pipelines_not_ending_in_a_ranker_or_with_foreign_steps(fitted, data,
+                                                                            tmp_path):
+    X, y, qid = data
+    path = tmp_path / "m.model"
+    with pytest.raises(ValueError, match="last step 'standardscaler' is StandardScaler"):
+        save_model(make_pipeline(SimpleImputer(), StandardScaler()).fit(X), path)
+
+    class MyRanker(LambdaMARTRanker):
+        pass
+
+    sub = make_pipeline(StandardScaler(), MyRanker(**SMALL)).fit(X, y, myranker__qid=qid)
+    with pytest.raises(ValueError, match="last step 'myranker' is MyRanker"):
+        save_model(sub, path)
+    cases = {
+        "_spy": (_Spy(), r"_Spy"),
+        "functiontransformer": (FunctionTransformer(_double), r"_double"),
+        # A scikit-learn function that writes files, called at predict time.
+        "dumps": (FunctionTransformer(dump_svmlight_file),
+                  r"sklearn\.datasets\._svmlight_format_io\.dump_svmlight_file"),
+    }
+    for step_name, (step, type_name) in cases.items():
+        # Assembled from fitted parts: dump_svmlight_file would write files if fitted.
+        pipe = Pipeline([("scale", StandardScaler().fit(X)), (step_name, step),
+                         ("rank", fitted["lambdamart"])])
+        with pytest.raises(ValueError, match=rf"^Cannot save step '{step_name}' of the "
+                           rf"Pipeline: it holds .*{type_name}.*scikit-learn's own "
+                           r"transformers.*skops\.io\.dump"):
+            save_model(pipe, path)
+
+    class MyPipeline(Pipeline):
+        pass
+
+    with pytest.raises(ValueError, match="got MyPipeline"):
+        save_model(MyPipeline([("r", fitted["lambdamart"])]), path)
+    with pytest.raises(ValueError, match=r"Cannot save Pipeline parameter memory=Memory"):
+        save_model(Pipeline([("r", fitted["lambdamart"])], memory=joblib.Memory(None)), path)
+    with pytest.raises(NotFittedError):
+        save_model(make_pipeline(StandardScaler(), LambdaMARTRanker()), path)
+    assert not path.exists()
+
+
+# ------------------------------------------------------------------ refusing to load pipelines
+
+
+def _pipeline_tamper_cases():
+    def member(make):
+        def edit(m):
+            m[STEPS_MEMBER] = make()
+        return edit
+
+    def pipeline_field(key, value):
+        return lambda m: _edit_json(m, lambda d: d["pipeline"].__setitem__(key, value))
+
+    def param(key, value):
+        return lambda m: _edit_json(m, lambda d: d["pipeline"]["params"].__setitem__(key, value))
+
+    def drop_member(m):
+        del m[STEPS_MEMBER]
+
+    untrusted = "holds types that are not scikit-learn's own, which load_model does not load: "
+    return {
+        "foreign class": (member(lambda: skops_io.dumps([_Spy()])), untrusted + ".*_Spy"),
+        "eval": (member(lambda: skops_io.dumps([FunctionTransformer(eval)])),
+                 untrusted + "builtins.eval"),
+        "file-writing sklearn function": (
+            member(lambda: skops_io.dumps([FunctionTransformer(dump_svmlight_file)])),
+            untrusted + r"sklearn\.datasets\._svmlight_format_io\.dump_svmlight_file"),
+        "not a list": (member(lambda: skops_io.dumps(StandardScaler())),
+                       "a list of the 1 steps"),
+        "step count": (member(lambda: skops_io.dumps([StandardScaler()] * 2)),
+                       "a list of the 1 steps"),
+        "not a transformer": (member(lambda: skops_io.dumps([np.arange(3)])),
+                              "holds ndarray, which is not a transformer"),
+        "damaged skops": (member(lambda: b"PK not really"), "skops cannot read member"),
+        "missing member": (drop_member, f"member {STEPS_MEMBER} is missing"),
+        "version 1": (lambda m: _edit_json(m, lambda d: d.__setitem__("format_version", 1)),
+                      "format_version 1 cannot hold a pipeline"),
+        "duplicate names": (pipeline_field("steps", ["a", "a"]), "unique step names"),
+        "name with __": (pipeline_field("steps", ["std__scaler", "rank"]),
+                         "does not fit scikit-learn.*__"),
+        "unknown parameter": (param("colour", "red"), "does not fit scikit-learn.*colour"),
+        "invalid parameter": (param("verbose", "loud"), "does not fit scikit-learn.*verbose"),
+    }
+
+
+@needs_skops
+@pytest.mark.parametrize("case", _pipeline_tamper_cases())
+def test_tampered_pipeline_files_raise_value_error_and_build_nothing(case, pipelines,
+                                                                      tmp_path):
+    path = tmp_path / "m.model"
+    save_model(pipelines("scaler")[0], path)
+    members = _members(path)
+    edit, problem = _pipeline_tamper_cases()[case]
+    edit(members)
+    bad = tmp_path / "tampered.model"
+    _write_members(bad, members)
+    built = _Spy.built
+    with pytest.raises(ValueError, match=rf"^Cannot load model file {bad}: .*{problem}"):
+        load_model(bad)
+    assert _Spy.built == built  # refused before skops built anything
+
+
+@needs_skops
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(edits=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)),
+                      min_size=1, max_size=3))
+def test_fuzz_damaged_pipeline_files_raise_value_error_or_load_identically(pipelines, edits):
+    pipe, X = pipelines("scaler")
+    buf = io.BytesIO()
+    save_model(pipe, buf)
+    raw = bytearray(buf.getvalue())
+    for where, byte in edits:
+        raw[int(where * len(raw))] = byte
+    damaged = io.BytesIO(bytes(raw))
+    damaged.name = "damaged.model"
+    try:
+        loaded = load_model(damaged)
+    except ValueError as exc:
+        assert "damaged.model" in str(exc)
+        return
+    assert_array_equal(loaded.predict(X), pipe.predict(X))
+
+
+# --------------------------------------------------------------------------- skops, optional
+
+
+@needs_skops
+def test_pipelines_need_skops_and_single_rankers_do_not(pipelines, fitted, tmp_path,
+                                                        monkeypatch):
+    pipe, _ = pipelines("scaler")
+    save_model(pipe, tmp_path / "p.model")
+    monkeypatch.setitem(sys.modules, "skops", None)  # import skops now fails
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    with pytest.raises(ImportError, match=r"^Saving a Pipeline needs .*pip install skops"):
+        save_model(pipe, tmp_path / "q.model")
+    assert not (tmp_path / "q.model").exists()
+    with pytest.raises(ImportError, match=r"^Loading a Pipeline needs .*pip install skops"):
+        load_model(tmp_path / "p.model")
+    save_model(fitted["xendcg"], tmp_path / "r.model")
+    assert isinstance(load_model(tmp_path / "r.model"), XENDCGRanker)
+
+
+# --------------------------------------------------------------------------- skops files of users
+
+
+def test_skops_trusted_types_name_the_rankers_and_their_internals():
+    assert SKOPS_TRUSTED_TYPES == [
+        "sklearn_ltr._gbdt.binning.BinMapper",
+        "sklearn_ltr._gbdt.booster.Booster",
+        "sklearn_ltr._ranker.LambdaMARTRanker",
+        "sklearn_ltr._ranker.ListNetRanker",
+        "sklearn_ltr._ranker.XENDCGRanker",
+        "sklearn_ltr.calibration.CalibratedRanker",
+    ]
+    from sklearn_ltr import persistence
+
+    persistence.SKOPS_TRUSTED_TYPES.append("os.system")  # a new list at each access
+    assert "os.system" not in persistence.SKOPS_TRUSTED_TYPES
+
+
+@needs_skops
+@pytest.mark.parametrize("name", ["lambdamart", "xendcg", "listnet", "calibrated_platt"])
+def test_rankers_round_trip_through_skops_with_the_trusted_types(name, fitted, data):
+    X = data[0]
+    ranker = fitted[name]
+    ranker.predict(X)  # fills the booster's prediction cache, which skops stores too
+    blob = skops_io.dumps(ranker)
+    assert set(skops_io.get_untrusted_types(data=blob)) <= set(SKOPS_TRUSTED_TYPES)
+    with pytest.raises(UntrustedTypesFoundException):
+        skops_io.loads(blob)
+    loaded = skops_io.loads(blob, trusted=SKOPS_TRUSTED_TYPES)
+    assert loaded.predict(X).tobytes() == ranker.predict(X).tobytes()
+    _assert_same_state(ranker, loaded)
+    if isinstance(ranker, CalibratedRanker):
+        assert_array_equal(loaded.predict_proba(X), ranker.predict_proba(X))
+
+
+@needs_skops
+def test_a_pipeline_dumped_by_skops_loads_with_the_trusted_types(pipelines, tmp_path):
+    """The recipe of the module docstring, on Pipeline(StandardScaler, ranker)."""
+    pipe, X = pipelines("scaler")
+    path = str(tmp_path / "pipeline.skops")
+    skops_io.dump(pipe, path)
+    others = [t for t in skops_io.get_untrusted_types(file=path) if t.startswith("sklearn.")]
+    loaded = skops_io.load(path, trusted=SKOPS_TRUSTED_TYPES + others)
+    assert loaded.predict(X).tobytes() == pipe.predict(X).tobytes()
+    _assert_same_state(pipe[-1], loaded[-1])
+    # load_model is not the way to read it, and says so.
+    with pytest.raises(ValueError, match=r"looks like a skops file.*skops\.io\.load\(path, "
+                       r"trusted=\.\.\.\).*SKOPS_TRUSTED_TYPES"):
+        load_model(path)
+
+
+# --------------------------------------------------------------------------- pickle and joblib
+
+
+_REFUSED_PICKLE = (r"not a sklearn-ltr model file \(a zip archive\)\. load_model does not "
+                   r"read pickles because loading a pickle can run arbitrary code\. If you "
+                   r"trust the file, load it in Python \(joblib\.load or pickle\.load\) and "
+                   r"write it with sklearn_ltr\.save_model\(model, path\)\.$")
+
+
+@pytest.mark.parametrize("compress, kind", [
+    (0, "a pickle file"),
+    (3, "a zlib-compressed pickle file"),
+    ("zlib", "a zlib-compressed pickle file"),
+    ("gzip", "a gzip-compressed pickle file"),
+    ("bz2", "a bz2-compressed pickle file"),
+    ("xz", "an xz-compressed pickle file"),
+    ("lzma", "an lzma-compressed pickle file"),
+])
+def test_joblib_files_are_refused_with_the_reason_and_the_way_out(compress, kind, pipelines,
+                                                                  tmp_path):
+    path = tmp_path / "model.joblib"
+    joblib.dump(pipelines("scaler")[0], path, compress=compress)
+    with pytest.raises(ValueError, match=rf"^Cannot load model file {re.escape(str(path))}: "
+                       rf"it looks like {kind}, as pickle\.dump and joblib\.dump write, "
+                       + _REFUSED_PICKLE):
+        load_model(path)
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_pickles_are_refused_with_the_reason_also_from_file_objects(protocol, fitted):
+    buf = io.BytesIO(pickle.dumps(fitted["lambdamart"], protocol=protocol))
+    buf.name = "ranker.pkl"
+    with pytest.raises(ValueError, match=r"^Cannot load model file ranker\.pkl: it looks like "
+                       r"a pickle file, " + ".*" + _REFUSED_PICKLE):
+        load_model(buf)
+
+
+def test_other_non_zip_files_keep_the_zip_message(fitted, tmp_path):
+    import gzip
+
+    cases = {
+        # Protocols 0 and 1 carry no marker: not recognised.
+        "protocol0.pkl": pickle.dumps([1, 2], protocol=0),
+        "data.txt.gz": gzip.compress(b"1 qid:1 1:0.5\n"),
+        "short": b"\x80",
+    }
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ValueError, match=rf"{name}: it is not a valid zip archive"):
+            load_model(tmp_path / name)
+    # lz4 (joblib's compress="lz4") cannot be looked into without the lz4 package.
+    (tmp_path / "m.lz4").write_bytes(b"\x04\x22\x4d\x18" + bytes(20))
+    with pytest.raises(ValueError, match=r"looks like an lz4-compressed file \(joblib\.dump"):
+        load_model(tmp_path / "m.lz4")
+
+
+# --------------------------------------------------------------------------- the class registry
+
+
+def test_persistence_modules_do_not_import_the_estimators():
+    """The registry ends the import cycle: the modules that read and write
+    model files import no estimator module (the estimators import them)."""
+    import ast
+
+    import sklearn_ltr
+
+    package = os.path.dirname(sklearn_ltr.__file__)
+    for module in ("persistence", "_ranker_file", "_pipeline_file", "_registry"):
+        with open(os.path.join(package, module + ".py"), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                name = ("." * node.level) + (node.module or "")
+                imported = {name} | {f"{name}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported = {a.name for a in node.names}
+            else:
+                continue
+            for target in ("_ranker", "calibration", "_base", "dask", "LambdaMARTRanker"):
+                assert not any(target in part.split(".") for part in imported), (module, imported)
+
+
+def test_registered_classes_are_what_files_may_name(data, tmp_path, monkeypatch):
+    assert sorted(_registry.model_classes()) == [
+        "CalibratedRanker", "LambdaMARTRanker", "ListNetRanker", "XENDCGRanker"
+    ]
+    X, y, qid = data
+
+    class MyRanker(LambdaMARTRanker):
+        pass
+
+    ranker = MyRanker(**SMALL).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="got MyRanker"):
+        save_model(ranker, tmp_path / "m.model")
+    monkeypatch.setattr(_registry, "_CLASSES", dict(_registry._CLASSES))
+    assert _registry.register_model_class(MyRanker) is MyRanker
+    loaded = _round_trip(ranker, tmp_path)
+    assert type(loaded) is MyRanker
+    assert_array_equal(loaded.predict(X), ranker.predict(X))
+    from sklearn_ltr import persistence
+
+    assert f"{MyRanker.__module__}.{MyRanker.__qualname__}" in persistence.SKOPS_TRUSTED_TYPES
+
+    class LambdaMARTRanker2(LambdaMARTRanker):
+        pass
+
+    LambdaMARTRanker2.__name__ = "LambdaMARTRanker"
+    with pytest.raises(ValueError, match="already registered as 'LambdaMARTRanker'"):
+        _registry.register_model_class(LambdaMARTRanker2)
+
+
+# ------------------------------------------------------------------ doc/user_guide/saving.rst
+
+
+def _python_blocks(path):
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    return ["\n".join(line[4:] for line in m.group(1).splitlines())
+            for m in re.finditer(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", text)]
+
+
+@needs_skops
+def test_the_saving_page_blocks_run(tmp_path, monkeypatch):
+    pytest.importorskip("pandas")
+    blocks = _python_blocks(PAGE)
+    assert len(blocks) == 4
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, PAGE, "exec"), namespace)
+    assert namespace["others"] == ["sklearn.compose._column_transformer.make_column_selector"]
+    converted = load_model("pipeline.model")
+    frame_test = namespace["frame_test"]
+    assert_array_equal(converted.predict(frame_test), namespace["search"].predict(frame_test))

@@ -101,6 +101,25 @@ def test_permuting_whole_queries_gives_identical_trees(ranker_class, data, param
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
+@pytest.mark.parametrize("cls_name", ["LambdaMARTRanker", "XENDCGRanker"])
+def test_shuffling_rows_within_queries_changes_the_model(cls_name, data):
+    """doc/user_guide/queries.rst: row order within a query matters to fit
+    (LambdaMART's first tree ranks equal scores by it, XE-NDCG draws its
+    gammas in it), while ties="average" metrics ignore it."""
+    import sklearn_ltr
+    from sklearn_ltr.metrics import ndcg_score
+
+    X, y, qid = data
+    rng = np.random.default_rng(3)
+    order = np.lexsort((rng.random(len(y)), qid))  # same queries, rows shuffled inside
+    cls = getattr(sklearn_ltr, cls_name)
+    a = cls(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    b = cls(n_estimators=5, random_state=0).fit(X[order], y[order], qid=qid[order])
+    assert not np.array_equal(a.predict(X), b.predict(X))
+    scores = a.predict(X)
+    assert ndcg_score(y, scores, qid=qid) == ndcg_score(y[order], scores[order], qid=qid[order])
+
+
 def test_warm_start_equals_one_fit(ranker_class, data):
     X, y, qid = data
     full = _ranker(ranker_class, n_estimators=40, subsample=0.8, early_stopping=False).fit(X, y, qid=qid)
@@ -298,15 +317,57 @@ def test_verbose_on_a_terminal_updates_one_line(data, monkeypatch, verbose):
     LambdaMARTRanker(n_estimators=4, verbose=verbose, early_stopping=True,
                      validation_fraction=0.2, random_state=0).fit(X, y, qid=qid)
     out = terminal.getvalue()
+    lines = out.split("\n")
+    assert lines[0].startswith("Early stopping is on (early_stopping=True)")
     if verbose == 1:
-        # Four updates of one line, each starting with a carriage return,
-        # then one newline before the summary.
-        assert out.count("\r[") == 4 and out.count("\n") == 2
-        assert out.split("\n")[1].startswith("Kept ")
+        # The plan, four updates of one line, each starting with a carriage
+        # return, then one newline before the summary.
+        assert out.count("\r[") == 4 and out.count("\n") == 3
+        assert lines[2].startswith("Reached n_estimators=4 before early stopping fired. Kept ")
         assert "[4/4]" in out.split("\r")[-1]
-    else:
-        lines = out.splitlines()
-        assert "\r" not in out and len(lines) == 5 and lines[3].startswith("[4/4]")
+    else:  # every second iteration, a line each
+        assert "\r" not in out
+        assert [line[:5] for line in lines[1:3]] == ["[2/4]", "[4/4]"]
+
+
+def test_verbose_says_why_early_stopping_runs_and_ends(capsys):
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=80, n_features=10, random_state=0)
+    ranker = LambdaMARTRanker(n_estimators=200, verbose=5, random_state=0).fit(X, y, qid=qid)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        f"Early stopping is on (early_stopping='auto' and {X.shape[0]:,} rows > 10,000): "
+        "validation NDCG@10 on 15 of 150 queries held out of training "
+        "(validation_fraction=0.1); it stops after n_iter_no_change=10 iterations without "
+        "an improvement above tol=1e-07."
+    )
+    n_grown = len(ranker.validation_score_) - 1
+    assert n_grown < 200  # it did stop early
+    iterations = [int(line[1:line.index("/")]) for line in lines if line.startswith("[")]
+    assert iterations == [i for i in range(5, n_grown + 1, 5)] + (
+        [n_grown] if n_grown % 5 else [])
+    assert "(early stopping may end it sooner)" in lines[1]
+    assert lines[-1] == (
+        f"Stopped early after {n_grown} trees: the validation NDCG did not improve by more "
+        "than tol=1e-07 in the last 10 iterations (n_iter_no_change). Kept "
+        f"{ranker.n_iter_} trees: best validation NDCG "
+        f"{ranker.validation_score_[ranker.n_iter_]:.5f} at iteration {ranker.n_iter_}."
+    )
+    LambdaMARTRanker(n_estimators=2, verbose=1).fit(X[:3000], y[:3000], qid=qid[:3000])
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "Early stopping is off (early_stopping='auto' and 3,000 rows <= 10,000): "
+        "fitting 2 trees.")
+
+
+def test_time_left_counts_the_patience_early_stopping_still_needs():
+    from sklearn_ltr._gbdt.booster import _patience_left, _should_stop, _time_left
+
+    scores = [0.1, 0.2, 0.3, 0.3, 0.25]  # best at index 2, two iterations without gain
+    assert _patience_left(scores, 3, 0.0) == 1
+    assert _should_stop(scores + [0.0], 3, 0.0)
+    assert _patience_left([0.1, 0.5], 3, 0.0) == 3
+    assert _time_left(2.0, 10, 3) == "left 6.00-20.00s (early stopping may end it sooner)"
+    assert _time_left(2.0, 2, 3) == "left ~4.00s"
+    assert _time_left(2.0, 10, None) == "left ~20.00s"
 
 
 @pytest.mark.parametrize(

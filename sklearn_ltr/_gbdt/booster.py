@@ -161,7 +161,9 @@ class Booster:
         tol : float
             Minimum improvement that counts.
         verbose : int
-            Report progress if positive, through :class:`ProgressLine`.
+            Report progress if positive, through :class:`ProgressLine`: 1
+            reports every iteration (one updating line on a terminal), N > 1
+            every N-th iteration and the last, each on a line of its own.
         small_trainset_rows : int
             About how many training rows (whole queries) to score each
             iteration for ``train_scores``.
@@ -233,19 +235,24 @@ class Booster:
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
                 if n_iter_no_change is not None:
                     should_stop = _should_stop(validation_scores, n_iter_no_change, tol)
-            if verbose:
+            last = should_stop or iteration + 1 == n_iterations
+            if verbose and (verbose == 1 or (iteration + 1) % verbose == 0 or last):
                 elapsed = time.perf_counter() - start_time
-                done = iteration + 1 - first_iteration
-                left = (n_iterations - iteration - 1) * elapsed / done
+                seconds_per_tree = elapsed / (iteration + 1 - first_iteration)
                 line = f"[{iteration + 1}/{n_iterations}] train NDCG: {train_scores[-1]:.5f}"
                 if validation is not None:
                     line += f", validation NDCG: {validation_scores[-1]:.5f}"
                 line += f", leaves: {int(tree.nodes['is_leaf'].sum())}"
-                line += f", elapsed {elapsed:.2f}s, left ~{left:.2f}s"
+                line += f", elapsed {elapsed:.2f}s, " + _time_left(
+                    seconds_per_tree, 0 if should_stop else n_iterations - iteration - 1,
+                    _patience_left(validation_scores, n_iter_no_change, tol)
+                    if validation is not None and n_iter_no_change is not None else None,
+                )
                 progress.update(line)
             if should_stop:
                 break
 
+        n_grown = self.n_trees
         if validation is not None and n_iter_no_change is not None:
             # Keep the trees up to the best validation score, as LightGBM does
             # with early stopping (its best_iteration), but at least one tree
@@ -257,7 +264,22 @@ class Booster:
         self.train_scores = np.asarray(train_scores) if track else np.zeros(0)
         self.validation_scores = np.asarray(validation_scores) if validation is not None else np.zeros(0)
         if verbose:
-            progress.close(f"Kept {self.n_trees} trees." if validation is not None else None)
+            progress.close(self._summary(n_grown, n_iterations, n_iter_no_change, tol)
+                           if validation is not None else None)
+
+    def _summary(self, n_grown, n_iterations, n_iter_no_change, tol):
+        """Why boosting ended and which trees were kept (verbose output)."""
+        best = self.validation_scores[self.n_trees]
+        if n_iter_no_change is None:
+            why = f"Reached n_estimators={n_iterations}"
+        elif n_grown < n_iterations:
+            why = (f"Stopped early after {n_grown} trees: the validation NDCG did not improve "
+                   f"by more than tol={tol:g} in the last {n_iter_no_change} iterations "
+                   "(n_iter_no_change)")
+        else:
+            why = f"Reached n_estimators={n_iterations} before early stopping fired"
+        return (f"{why}. Kept {self.n_trees} trees: best validation NDCG {best:.5f} at "
+                f"iteration {self.n_trees}.")
 
 
 class TrainingData:
@@ -365,6 +387,28 @@ def _add_binned_tree(nodes, X_binned, out, missing_values_bin_idx):
 def objective_generator(random_seed, iteration):
     """The generator of an objective's random draws for tree ``iteration``."""
     return np.random.default_rng([random_seed, 5, iteration])
+
+
+def _patience_left(scores, n_iter_no_change, tol):
+    """Iterations without any improvement that early stopping still needs
+    before it fires: :func:`_should_stop` on the scores followed by ever
+    worse ones."""
+    extended = list(scores)
+    for waited in range(n_iter_no_change + 1):
+        if _should_stop(extended, n_iter_no_change, tol):
+            return waited
+        extended.append(-np.inf)
+    return n_iter_no_change
+
+
+def _time_left(seconds_per_tree, trees_left, patience_left):
+    """The time-left part of a progress line: with early stopping, the range
+    between stopping as soon as it can and growing every tree."""
+    most = trees_left * seconds_per_tree
+    if patience_left is None or patience_left >= trees_left:
+        return f"left ~{most:.2f}s"
+    least = patience_left * seconds_per_tree
+    return f"left {least:.2f}-{most:.2f}s (early stopping may end it sooner)"
 
 
 def _should_stop(scores, n_iter_no_change, tol):

@@ -7,7 +7,8 @@ from sklearn.base import _fit_context
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._base import _BINNING_SUBSAMPLE, _check_largest_label, _check_numeric_columns
+from .._base import _BINNING_SUBSAMPLE
+from .._input_checks import check_largest_label, check_numeric_columns
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
 from .._queries import resolve_qid, rows_of_queries, split_queries
@@ -232,7 +233,7 @@ class _DaskRankerMixin:
         (``reset``), or check X against them (a warm start)."""
         if hasattr(X, "columns"):
             meta, _ = resolve_qid(X._meta, None)
-            _check_numeric_columns(meta, "X")
+            check_numeric_columns(meta, "X")
             if meta.shape[1] == 0:
                 raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
         else:
@@ -261,7 +262,7 @@ class _DaskRankerMixin:
             )
         # Each partition checked its labels against its own size; the bound
         # that matters is that of all rows.
-        _check_largest_label(max(s["largest_label"] for s in summaries), n_rows)
+        check_largest_label(max(s["largest_label"] for s in summaries), n_rows)
 
     def _hold_out_queries(self, shards, summaries):
         """Take the validation queries a single-process fit would hold out
@@ -427,7 +428,11 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     Differences from the in-memory ranker: early stopping cannot score the
     training data itself (``validation_fraction=None``); ``y_secondary`` and
     sparse input are not supported; the fit uses the current
-    ``distributed.Client``.
+    ``distributed.Client``. ``n_jobs`` sets the numba threads of the
+    client's share of a fit (bin thresholds, validation scores) and of
+    ``predict`` (on the workers too, partition by partition); the workers'
+    training kernels run on each worker's own numba threads
+    (``NUMBA_NUM_THREADS`` in its environment, see :func:`warm_up_workers`).
 
     See Also
     --------

@@ -26,7 +26,7 @@ actor.
 
 import numpy as np
 
-from .._base import _check_labels, _check_numeric_columns
+from .._input_checks import check_labels, check_numeric_columns
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
@@ -48,7 +48,7 @@ def make_part(X, y, qid, sample_weight):
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
     """
     X, qid = resolve_qid(X, qid)
-    _check_numeric_columns(X, "X")
+    check_numeric_columns(X, "X")
     if hasattr(X, "to_numpy"):
         # pandas' nullable columns hold pd.NA, which only this turns into NaN.
         dtype = np.float32 if all(t == np.float32 for t in X.dtypes) else X_DTYPE
@@ -59,7 +59,7 @@ def make_part(X, y, qid, sample_weight):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional; a partition has shape {X.shape}.")
     n = X.shape[0]
-    y = _check_labels(np.asarray(y).reshape(-1))
+    y = check_labels(np.asarray(y).reshape(-1))
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} labels for {n} rows of X.")
     if qid is None:

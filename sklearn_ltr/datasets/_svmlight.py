@@ -373,6 +373,7 @@ def load_svmlight_ranking_files(
     dtype=np.float64,
     zero_based="auto",
     query_files=None,
+    as_dense=False,
 ):
     """Load several svmlight / LETOR ranking files with a common feature count.
 
@@ -396,11 +397,17 @@ def load_svmlight_ranking_files(
     query_files : list of (str, path-like, file object or None), default=None
         For files without ``qid:`` (LightGBM's example format): a file of
         query sizes, one per line, for each entry of ``files``.
+    as_dense : bool, default=False
+        Return each ``X`` as a dense ndarray instead of a CSR matrix (a
+        feature absent from a line is 0, as in the sparse matrix). LETOR-style
+        features are mostly non-zero, and transformers such as
+        ``StandardScaler`` refuse sparse input unless ``with_mean=False``.
 
     Returns
     -------
     [X1, y1, qid1, X2, y2, qid2, ...] : list
-        For each file, ``X`` as a CSR matrix of shape (n_samples, n_features),
+        For each file, ``X`` as a CSR matrix (ndarray with ``as_dense=True``)
+        of shape (n_samples, n_features),
         ``y`` of shape (n_samples,) and integer ``qid`` of shape (n_samples,)
         in file order.
 
@@ -490,12 +497,12 @@ def load_svmlight_ranking_files(
     for rec, X, y, query_file in zip(recorders, Xs, ys, query_files):
         indices = X.indices - shift if shift else X.indices
         X = type(X)((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
-        result += [X, y, _qid_for(rec, X.shape[0], query_file)]
+        result += [X.toarray() if as_dense else X, y, _qid_for(rec, X.shape[0], query_file)]
     return result
 
 
 def load_svmlight_ranking(
-    f, *, n_features=None, dtype=np.float64, zero_based="auto", query_file=None
+    f, *, n_features=None, dtype=np.float64, zero_based="auto", query_file=None, as_dense=False
 ):
     """Load a svmlight / LETOR ranking file into ``(X, y, qid)``.
 
@@ -516,10 +523,14 @@ def load_svmlight_ranking(
     query_file : str, path-like or file object, default=None
         For a file without ``qid:`` (LightGBM's example format): a file of
         query sizes, one per line, in row order (LightGBM's ``.query``).
+    as_dense : bool, default=False
+        Return ``X`` as a dense ndarray instead of a CSR matrix (a feature
+        absent from a line is 0). Use it for pipelines with transformers
+        that refuse sparse input, such as ``StandardScaler``.
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+    X : scipy.sparse.csr_matrix or ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,), dtype float64
     qid : ndarray of shape (n_samples,), dtype int64
         Query id of each row, in file order. With ``query_file``, queries
@@ -558,6 +569,7 @@ def load_svmlight_ranking(
             dtype=dtype,
             zero_based=zero_based,
             query_files=[query_file],
+            as_dense=as_dense,
         )
     )
 

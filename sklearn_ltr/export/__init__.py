@@ -26,7 +26,6 @@ import importlib
 import inspect
 import os
 
-import numpy as np
 
 from .._base import fitted_tree_ensemble
 

@@ -43,6 +43,13 @@ def export(args, parse_param):
     from ..persistence import load_model
 
     model = load_model(args.model)
+    if hasattr(model, "steps"):
+        raise ValueError(
+            f"{args.model} holds a Pipeline ({' -> '.join(name for name, _ in model.steps)}); "
+            "a serving engine runs only the ranker, so exporting it alone would drop the "
+            "other steps. Save the ranker on its own (save_model(pipeline[-1], path)) once "
+            "the engine computes the features as the pipeline's steps do, and export that."
+        )
     names = None
     if args.feature_names:
         with open(args.feature_names, encoding="utf-8") as fh:

@@ -20,7 +20,7 @@ import numpy as np
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.datasets import make_ranking
-from sklearn_ltr.persistence import FORMAT_VERSION, save_model
+from sklearn_ltr.persistence import save_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,7 +38,8 @@ def main():
     X, y, qid = make_ranking(
         n_queries=30, docs_per_query=10, n_features=6, missing_rate=0.1, random_state=0
     )
-    out_dir = os.path.join(HERE, f"persistence_v{FORMAT_VERSION}")
+    # A single ranker is written as format 1 (format 2 adds pipelines).
+    out_dir = os.path.join(HERE, "persistence_v1")
     os.makedirs(out_dir, exist_ok=True)
     rows = X[:12].copy()
     rows[0, :] = np.nan  # every split's missing-value branch

@@ -1,0 +1,468 @@
+"""LightGBM and XGBoost names, and what to write instead here.
+
+Users coming from ``LGBMRanker`` or ``XGBRanker`` type ``num_leaves=63``,
+``fit(X, y, group=sizes)`` or ``eval_set=[...]``. Python refuses such
+keywords with a bare ``TypeError`` before any code of ours runs, so the
+rankers check keyword arguments against :data:`FOREIGN_NAMES` first (see
+``BaseGBRanker.__init_subclass__``) and name the equivalent. The same table
+serves ``set_params``, the command line's ``--param`` and the parameter
+checks made by ``fit`` (:func:`foreign_value_hint`).
+
+A name is only looked up when the estimator does not know it: a real
+parameter is never intercepted (``CalibratedRanker(objective=...)`` is one).
+"""
+
+import functools
+import inspect
+import reprlib
+from numbers import Integral
+from typing import NamedTuple
+
+from ._threads import _valid_n_jobs, numba_threads
+
+__all__ = [
+    "FOREIGN_NAMES",
+    "Habit",
+    "checking_foreign_names",
+    "foreign_name_hint",
+    "foreign_value_hint",
+]
+
+_LGB = "LightGBM's"
+_XGB = "XGBoost's"
+_BOTH = "LightGBM's and XGBoost's"
+
+
+class Habit(NamedTuple):
+    """One LightGBM or XGBoost name.
+
+    Attributes
+    ----------
+    library : str
+        Where the name comes from, possessive ("LightGBM's").
+    ours : str or None
+        Our parameter (``kind="param"``) or ``fit`` argument (``kind="fit"``)
+        of the same meaning; None if there is none.
+    how : str
+        One line on how to get the behaviour here; with ``ours``, a note on a
+        difference in meaning (or empty).
+    kind : {"param", "fit"}
+        Whether ``ours`` is a constructor parameter or a ``fit`` argument.
+    """
+
+    library: str
+    ours: object = None
+    how: str = ""
+    kind: str = "param"
+
+
+_QUERIES_NOT_ROWS = "a fraction of queries, not rows, drawn for every tree"
+_FEATURES_PER_TREE = "the fraction of features each tree may split on, drawn per tree"
+_NO_L1 = "there is no L1 penalty on leaf values here; l2_regularization is the L2 penalty"
+_NO_MIN_GAIN = (
+    "there is no minimum split gain here; limit trees with max_leaf_nodes, max_depth, "
+    "min_samples_leaf or min_hessian_to_split"
+)
+_NO_BYNODE = "there is no per-node or per-level feature sampling here; max_features draws per tree"
+_METRIC = (
+    "early stopping watches NDCG at this cutoff; score other metrics with "
+    "sklearn_ltr.metrics, or scoring=ndcg_scorer(k) in a search"
+)
+_WARM_START = (
+    "continue a fitted model with warm_start=True and a larger n_estimators, then fit "
+    "again on the same data"
+)
+
+#: LightGBM / XGBoost name -> :class:`Habit`. Names that are the same here
+#: (``n_estimators``, ``learning_rate``, ``subsample``, ``max_depth``,
+#: ``random_state``, ``n_jobs``, ``qid``, ``sample_weight``) are not listed;
+#: of those, ``subsample`` samples queries rather than rows, and ``max_depth``
+#: means no limit with None rather than -1 (see :func:`foreign_value_hint`).
+FOREIGN_NAMES = {
+    # -- tree shape ------------------------------------------------------
+    "num_leaves": Habit(_LGB, "max_leaf_nodes"),
+    "num_leaf": Habit(_LGB, "max_leaf_nodes"),
+    "max_leaves": Habit(_BOTH, "max_leaf_nodes"),
+    "min_child_samples": Habit(_LGB, "min_samples_leaf"),
+    "min_data_in_leaf": Habit(_LGB, "min_samples_leaf"),
+    "min_data_per_leaf": Habit(_LGB, "min_samples_leaf"),
+    "min_data": Habit(_LGB, "min_samples_leaf"),
+    "min_child_weight": Habit(_BOTH, "min_hessian_to_split"),
+    "min_sum_hessian_in_leaf": Habit(_LGB, "min_hessian_to_split"),
+    "min_sum_hessian": Habit(_LGB, "min_hessian_to_split"),
+    "min_split_gain": Habit(_LGB, None, _NO_MIN_GAIN),
+    "min_gain_to_split": Habit(_LGB, None, _NO_MIN_GAIN),
+    "gamma": Habit(_XGB, None, _NO_MIN_GAIN),
+    "max_bin": Habit(_BOTH, "max_bins", "at most 255 here"),
+    "grow_policy": Habit(
+        _XGB, None, "trees always grow best-first here (XGBoost's grow_policy='lossguide', "
+        "LightGBM's leaf-wise growth), limited by max_leaf_nodes"
+    ),
+    "tree_method": Habit(_XGB, None, "trees are always histogram-based here (tree_method='hist')"),
+    "boosting_type": Habit(_LGB, None, "only gradient boosting ('gbdt') is available here"),
+    "boosting": Habit(_LGB, None, "only gradient boosting ('gbdt') is available here"),
+    "booster": Habit(_XGB, None, "only gradient-boosted trees ('gbtree') are available here"),
+    # -- regularisation and sampling -----------------------------------------
+    "reg_lambda": Habit(_BOTH, "l2_regularization"),
+    "lambda_l2": Habit(_LGB, "l2_regularization"),
+    "lambda": Habit(_BOTH, "l2_regularization"),
+    "reg_alpha": Habit(_BOTH, None, _NO_L1),
+    "lambda_l1": Habit(_LGB, None, _NO_L1),
+    "colsample_bytree": Habit(_BOTH, "max_features", _FEATURES_PER_TREE),
+    "feature_fraction": Habit(_LGB, "max_features", _FEATURES_PER_TREE),
+    "colsample_bylevel": Habit(_XGB, None, _NO_BYNODE),
+    "colsample_bynode": Habit(_BOTH, None, _NO_BYNODE),
+    "feature_fraction_bynode": Habit(_LGB, None, _NO_BYNODE),
+    "bagging_fraction": Habit(_LGB, "subsample", _QUERIES_NOT_ROWS),
+    "subsample_freq": Habit(
+        _LGB, None, "subsample draws a new sample of queries for every tree "
+        "(LightGBM's subsample_freq=1); subsample=1.0, the default, uses all of them"
+    ),
+    "bagging_freq": Habit(
+        _LGB, None, "subsample draws a new sample of queries for every tree "
+        "(LightGBM's bagging_freq=1); subsample=1.0, the default, uses all of them"
+    ),
+    # -- boosting --------------------------------------------------------
+    "num_iterations": Habit(_LGB, "n_estimators"),
+    "num_boost_round": Habit(_BOTH, "n_estimators"),
+    "num_trees": Habit(_LGB, "n_estimators"),
+    "num_round": Habit(_LGB, "n_estimators"),
+    "eta": Habit(_BOTH, "learning_rate"),
+    "shrinkage_rate": Habit(_LGB, "learning_rate"),
+    "objective": Habit(_BOTH, None, "objective= picks the loss; here each loss is a class"),
+    "seed": Habit(_BOTH, "random_state"),
+    "random_seed": Habit(_LGB, "random_state"),
+    "nthread": Habit(_BOTH, "n_jobs"),
+    "num_threads": Habit(_LGB, "n_jobs"),
+    "verbosity": Habit(_BOTH, "verbose", "0 is silent"),
+    "silent": Habit(_BOTH, "verbose", "verbose=0 is silent"),
+    "importance_type": Habit(
+        _BOTH, None, "feature_importances_ is always the total split gain, normalised"
+    ),
+    "missing": Habit(_XGB, None, "NaN always marks a missing value here"),
+    "base_score": Habit(
+        _XGB, None, "every objective starts from its own baseline (0, or the log-odds of "
+        "the mean label for CalibratedRanker's sigmoid losses)"
+    ),
+    # -- ranking objectives ----------------------------------------------
+    "sigmoid": Habit(_LGB, "sigma"),
+    "lambdarank_truncation_level": Habit(_LGB, "truncation_level"),
+    "lambdarank_norm": Habit(_LGB, "normalize_lambdas"),
+    "label_gain": Habit(_LGB, None, "gains are always 2**y - 1 here (LightGBM's default)"),
+    # -- early stopping and metrics (fit arguments in LightGBM) ---------------
+    "early_stopping_rounds": Habit(
+        _BOTH, "n_iter_no_change", "early stopping is on whenever X_val is given"
+    ),
+    "early_stopping_round": Habit(
+        _LGB, "n_iter_no_change", "early stopping is on whenever X_val is given"
+    ),
+    "eval_at": Habit(
+        _LGB, "validation_ndcg_k", "one cutoff, for early stopping; score other cutoffs with "
+        "sklearn_ltr.metrics.ndcg_score(y, ranker.predict(X), qid=qid, k=k)"
+    ),
+    "ndcg_eval_at": Habit(_LGB, "validation_ndcg_k", "one cutoff, used by early stopping"),
+    "eval_metric": Habit(_BOTH, "validation_ndcg_k", _METRIC),
+    "metric": Habit(_LGB, "validation_ndcg_k", _METRIC),
+    # -- fit arguments ----------------------------------------------------
+    "group": Habit(
+        _BOTH, "qid", "fit(X, y, qid=qid_from_group_sizes(group)) with "
+        "sklearn_ltr.datasets.qid_from_group_sizes: one query id per row, rows of a query "
+        "need not be contiguous", kind="fit",
+    ),
+    "eval_set": Habit(
+        _BOTH, "X_val, y_val", "fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val) "
+        "with one validation set (not a list of pairs)", kind="fit",
+    ),
+    "eval_group": Habit(
+        _BOTH, "qid_val", "fit(..., X_val=X_val, y_val=y_val, "
+        "qid_val=qid_from_group_sizes(eval_group[0])) with "
+        "sklearn_ltr.datasets.qid_from_group_sizes", kind="fit",
+    ),
+    "eval_qid": Habit(
+        _XGB, "qid_val", "fit(..., X_val=X_val, y_val=y_val, qid_val=eval_qid[0])", kind="fit",
+    ),
+    "eval_sample_weight": Habit(
+        _LGB, None, "validation rows are unweighted here; every query counts the same in the "
+        "validation NDCG", kind="fit",
+    ),
+    "sample_weight_eval_set": Habit(
+        _XGB, None, "validation rows are unweighted here; every query counts the same in the "
+        "validation NDCG", kind="fit",
+    ),
+    "eval_names": Habit(_LGB, None, "there is one validation set, scored into "
+                        "validation_score_", kind="fit"),
+    "init_score": Habit(_LGB, None, "training always starts from the objective's baseline",
+                        kind="fit"),
+    "base_margin": Habit(_XGB, None, "training always starts from the objective's baseline",
+                         kind="fit"),
+    "init_model": Habit(_LGB, None, _WARM_START, kind="fit"),
+    "xgb_model": Habit(_XGB, None, _WARM_START, kind="fit"),
+    "callbacks": Habit(
+        _BOTH, None, "progress is printed with verbose=1 or 2; early stopping is built in "
+        "(n_iter_no_change)", kind="fit",
+    ),
+    "feature_name": Habit(
+        _LGB, None, "feature names come from the columns of a DataFrame X "
+        "(feature_names_in_)", kind="fit",
+    ),
+    "categorical_feature": Habit(
+        _LGB, None, "the rankers take numbers only: encode categories first (OrdinalEncoder "
+        "or OneHotEncoder in a ColumnTransformer)", kind="fit",
+    ),
+    "feature_weights": Habit(_XGB, None, "features are sampled uniformly (max_features)",
+                             kind="fit"),
+}
+
+# objective= values and the class with that loss (None: the class's own
+# objective parameter takes the value given in the second field).
+_OBJECTIVE_CLASSES = {
+    "lambdarank": ("LambdaMARTRanker", None),
+    "rank:ndcg": ("LambdaMARTRanker", None),
+    "rank:pairwise": ("LambdaMARTRanker", None),
+    "rank:map": ("LambdaMARTRanker", None),
+    "rank_xendcg": ("XENDCGRanker", None),
+    "xendcg": ("XENDCGRanker", None),
+    "xe_ndcg": ("XENDCGRanker", None),
+    "xe_ndcg_mart": ("XENDCGRanker", None),
+    "xendcg_mart": ("XENDCGRanker", None),
+    "listnet": ("ListNetRanker", None),
+    "softmax": ("ListNetRanker", None),
+    "binary": ("CalibratedRanker", "sigmoid"),
+    "binary:logistic": ("CalibratedRanker", "sigmoid"),
+    "cross_entropy": ("CalibratedRanker", "sigmoid"),
+    "xentropy": ("CalibratedRanker", "sigmoid"),
+}
+_CLASS_LIST = (
+    "LambdaMARTRanker (lambdarank, rank:ndcg), XENDCGRanker (rank_xendcg), ListNetRanker "
+    "(softmax cross entropy) or CalibratedRanker (binary, with objective='rcr', 'sigmoid', "
+    "'softmax' or 'sigmoid+softmax')"
+)
+
+_repr = reprlib.Repr()
+_repr.maxstring = 40
+_repr.maxother = 40
+_repr.maxlist = _repr.maxtuple = 5
+
+
+def _spell(name, value, *, estimator, context):
+    """How to set our parameter ``name`` to ``value`` in ``context``."""
+    if context == "cli":
+        return f"--param {name}={value}"
+    if context == "set_params":
+        return f"set_params({name}={_repr.repr(value)})"
+    return f"{estimator}({name}={_repr.repr(value)})"
+
+
+def _class_of(estimator, ranker_class):
+    """Our name for ``ranker_class`` beside ``estimator``: the Dask version
+    for a Dask estimator."""
+    return "Dask" + ranker_class if estimator.startswith("Dask") else ranker_class
+
+
+def _objective_hint(value, *, estimator, context, cli_rankers):
+    key = value.lower() if isinstance(value, str) else value
+    if key not in _OBJECTIVE_CLASSES:
+        return (
+            f"objective= picks the loss in LightGBM and XGBoost; here each loss is a class: "
+            f"{_CLASS_LIST}."
+        )
+    target, objective = _OBJECTIVE_CLASSES[key]
+    target = _class_of(estimator, target)
+    if target == estimator:
+        return f"{estimator} already optimises {value!r}: leave out objective."
+    if context == "cli" and cli_rankers:
+        option = {v: k for k, v in cli_rankers.items()}.get(target.removeprefix("Dask"))
+        spelled = f"--ranker {option}"
+        if objective is not None:
+            spelled += f" --param objective={objective}"
+    else:
+        spelled = f"{target}(objective={objective!r})" if objective else f"{target}()"
+    return f"the loss is chosen by the class here: objective={value!r} is {spelled}."
+
+
+def _classes_with(parameter, estimator):
+    """Names of the ranker classes that have ``parameter`` (Dask ones beside
+    a Dask ``estimator``)."""
+    # Imported here: the rankers import this module.
+    from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+    from .calibration import CalibratedRanker
+
+    return [
+        _class_of(estimator, cls.__name__)
+        for cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker)
+        if parameter in cls._get_param_names()
+    ]
+
+
+def _value_for(name, value):
+    """A LightGBM/XGBoost value as our parameter takes it, or None if there
+    is no direct counterpart."""
+    if name in ("eval_at", "ndcg_eval_at"):
+        if isinstance(value, (list, tuple)) and value:
+            value = value[-1]
+        return int(value) if _is_int(value) else None
+    if name in ("eval_metric", "metric"):
+        if isinstance(value, (list, tuple)) and value:
+            value = value[-1]
+        if isinstance(value, str) and value.lower().startswith("ndcg@"):
+            cutoff = value[len("ndcg@"):].rstrip("-")
+            return int(cutoff) if cutoff.isdigit() else None
+        return None
+    if name == "silent":
+        return 0 if value else 1
+    return value
+
+
+def foreign_name_hint(name, value, *, estimator, valid, context, cli_rankers=None):
+    """The how-to for a LightGBM or XGBoost keyword, or None if ``name`` is
+    not one.
+
+    Parameters
+    ----------
+    name : str
+        The unknown keyword.
+    value : object
+        Its value (only short values are repeated in the hint).
+    estimator : str
+        Class name of the estimator that refused it.
+    valid : collection of str
+        The estimator's parameter names, to tell whether our equivalent
+        exists on this class.
+    context : {"init", "set_params", "fit", "cli"}
+        Where the keyword was given: the hint spells the fix for that place.
+    cli_rankers : dict of str to str, default=None
+        The command line's ``--ranker`` choices (option -> class name), to
+        spell ``objective=`` as ``--ranker``.
+
+    Returns
+    -------
+    hint : str or None
+    """
+    habit = FOREIGN_NAMES.get(name)
+    if habit is None:
+        return None
+    origin = f"{habit.library} {name}"
+    if name == "objective":
+        return _objective_hint(value, estimator=estimator, context=context,
+                               cli_rankers=cli_rankers)
+    if habit.kind == "fit":
+        here = f" is fit's {habit.ours} here" if habit.ours else " has no equivalent here"
+        return f"{origin}{here}: {habit.how}."
+    if habit.ours is None:
+        return f"{origin} has no equivalent here: {habit.how}."
+    if habit.ours not in valid:
+        owners = " and ".join(_classes_with(habit.ours, estimator))
+        return f"{origin} is {habit.ours} here, a parameter of {owners}; {estimator} has none."
+    note = f" ({habit.how})" if habit.how else ""
+    ours_value = _value_for(name, value)
+    if ours_value is None:
+        return f"{origin} is {habit.ours} here{note}."
+    spelled = _spell(habit.ours, ours_value, estimator=estimator, context=context)
+    if context == "fit":
+        return (
+            f"{origin} is {habit.ours} here{note}, a parameter of the ranker, not of fit: "
+            f"{spelled}."
+        )
+    return f"{origin} is {habit.ours} here{note}: {spelled}."
+
+
+def foreign_value_hint(params, *, context="init"):
+    """A hint for parameter values that mean something else in LightGBM or
+    XGBoost, or None.
+
+    Parameters
+    ----------
+    params : dict
+        ``get_params(deep=False)`` of the estimator whose parameters failed
+        validation.
+    context : {"init", "cli"}, default="init"
+        How to spell the fix.
+
+    Returns
+    -------
+    hint : str or None
+    """
+    cli = context == "cli"
+    hints = []
+    max_depth = params.get("max_depth")
+    if _is_int(max_depth) and max_depth <= 0:
+        fix = "--param max_depth=none" if cli else "max_depth=None"
+        hints.append(
+            f"LightGBM's max_depth=-1 (and XGBoost's 0 with grow_policy='lossguide') mean no "
+            f"limit; here that is {fix}."
+        )
+    early_stopping = params.get("early_stopping")
+    if _is_int(early_stopping):
+        fix = (f"--param early_stopping=true --param n_iter_no_change={early_stopping}" if cli
+               else f"early_stopping=True, n_iter_no_change={early_stopping}")
+        hints.append(
+            f"LightGBM's early_stopping={early_stopping} counts rounds; here that is {fix}."
+        )
+    verbose = params.get("verbose")
+    if _is_int(verbose) and verbose < 0:
+        fix = "--param verbose=0" if cli else "verbose=0"
+        hints.append(f"LightGBM's verbose={verbose} is silence; here that is {fix}.")
+    max_bins = params.get("max_bins")
+    if _is_int(max_bins) and max_bins > 255:
+        hints.append(
+            "LightGBM's and XGBoost's max_bin may exceed 255; max_bins is at most 255 here "
+            "(bins are stored in one byte; NaN gets a bin of its own)."
+        )
+    return " ".join(hints) or None
+
+
+def _is_int(value):
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def checking_foreign_names(method, context):
+    """Wrap ``__init__`` or ``fit`` so that LightGBM and XGBoost keywords
+    get a how-to instead of Python's bare ``TypeError``; a ``fit`` also runs
+    on ``n_jobs`` numba threads.
+
+    The wrapper keeps the method's signature (``functools.wraps`` sets
+    ``__wrapped__``, which ``inspect.signature``, scikit-learn's
+    ``_get_param_names`` and metadata routing follow), so ``get_params``,
+    ``clone`` and ``set_fit_request`` see only the real parameters.
+    """
+    known = frozenset(inspect.signature(method).parameters)
+
+    def check(estimator, kwargs):
+        for name in kwargs:
+            if name not in known:
+                _refuse_foreign_keyword(estimator, name, kwargs[name], context)
+
+    if context == "fit":
+        @functools.wraps(method)
+        def fit(self, *args, **kwargs):
+            check(self, kwargs)
+            with numba_threads(_valid_n_jobs(getattr(self, "n_jobs", None))):
+                return method(self, *args, **kwargs)
+
+        wrapper = fit
+    else:
+        @functools.wraps(method)
+        def wrapper(self, *args, **kwargs):
+            check(self, kwargs)
+            method(self, *args, **kwargs)
+
+    wrapper._checks_foreign_names = True
+    return wrapper
+
+
+def _refuse_foreign_keyword(estimator, name, value, context):
+    """Raise Python's ``TypeError`` for an unknown keyword, with a how-to when
+    it is a LightGBM or XGBoost name (or, given to ``fit``, a parameter of
+    the ranker). Return silently otherwise: the call then raises Python's
+    own error."""
+    owner = type(estimator).__name__
+    valid = estimator._get_param_names()
+    hint = foreign_name_hint(name, value, estimator=owner, valid=valid, context=context)
+    if hint is None and context == "fit" and name in valid:
+        hint = (
+            f"{name} is a parameter of {owner}, not of fit: {owner}({name}=...) or "
+            f"ranker.set_params({name}=...)."
+        )
+    if hint is not None:
+        where = f"{owner}.fit()" if context == "fit" else owner
+        raise TypeError(f"{where} got an unexpected keyword argument {name!r}; {hint}")
