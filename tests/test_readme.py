@@ -29,7 +29,7 @@ def run_snippet(code, tmp_path, name):
 
 
 def test_the_readme_has_the_snippets_this_test_knows():
-    assert len(readme_snippets()) == 2
+    assert len(readme_snippets()) == 3
 
 
 def test_routing_snippet_prints_the_test_ndcg_of_the_search(tmp_path):
@@ -76,3 +76,19 @@ def test_column_snippet_prints_the_mean_cross_validated_ndcg(tmp_path):
             make_pipeline(exclude_qid(StandardScaler()), LambdaMARTRanker(random_state=0)),
             to_frame(X, qid), y, groups=qid, scoring=ndcg_scorer(10), cv=GroupKFold(5))
     assert printed == pytest.approx(np.mean(scores), abs=1e-12)
+
+
+def test_the_saved_best_pipeline_gives_the_python_number_in_the_cli(tmp_path):
+    pytest.importorskip("skops")
+    out = run_snippet(readme_snippets()[2], tmp_path, "tuned")
+    printed = out.strip().splitlines()[-1]
+    assert re.fullmatch(r"NDCG@10 0\.\d{4}", printed)
+    with open(README, encoding="utf-8") as fh:
+        command = re.search(r"python -m sklearn_ltr (evaluate best\.ltr test\.txt --k 10)",
+                            fh.read()).group(1)
+    done = subprocess.run([sys.executable, "-m", "sklearn_ltr", *command.split()],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Pipeline(standardscaler -> lambdamartranker)" in done.stdout
+    cli = re.search(r"^NDCG@10 +(0\.\d{4})$", done.stdout, flags=re.M).group(1)
+    assert printed == f"NDCG@10 {cli}"
