@@ -39,10 +39,18 @@ def _small(ranker_class, **params):
     return ranker_class(n_estimators=10, random_state=0, **params)
 
 
-@parametrize_with_checks(
+def _as_list(parametrize):
+    """The same parametrize mark with its cases in a list: scikit-learn 1.6
+    hands pytest a generator, which pytest deprecates."""
+    mark = parametrize.mark
+    names, cases = mark.args
+    return pytest.mark.parametrize(names, list(cases), **mark.kwargs)
+
+
+@_as_list(parametrize_with_checks(
     [_small(cls) for cls in RANKERS],
     expected_failed_checks=lambda est: _EXPECTED_FAILED_CHECKS,
-)
+))
 # scikit-learn's checks call fit(X, y) without query ids by design: all rows
 # are one query, and the rankers say so with a SingleQueryWarning.
 @pytest.mark.filterwarnings("ignore::sklearn_ltr.exceptions.SingleQueryWarning")
