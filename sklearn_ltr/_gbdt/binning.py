@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit, prange
 from scipy import sparse
 
-from .common import MAX_BINS, X_BINNED_DTYPE, X_DTYPE
+from .._parallel import pick, serial_twin
+from .common import MAX_BINS, X_BINNED_DTYPE, X_DTYPE, readonly_view
 
 # Thresholds are clipped to this value so that +inf is never a threshold:
 # +inf is a value like any other and must land in the last value bin.
@@ -80,9 +81,9 @@ def _thresholds_from_sorted(values, max_bins, out):
 _SORT_BLOCK_BYTES = 16 * 2**20
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _find_thresholds_sorted(X_sorted, max_bins, thresholds, n_thresholds, has_missing):
-    """Fill per-feature thresholds from sorted columns, in parallel over features.
+    """Fill per-feature thresholds from sorted columns.
 
     Parameters
     ----------
@@ -98,8 +99,11 @@ def _find_thresholds_sorted(X_sorted, max_bins, thresholds, n_thresholds, has_mi
     has_missing : ndarray of shape (n_features,), dtype bool
         Output, whether the feature has NaN in the subsample.
     """
+    # Serial: one linear pass over the sorted sample, a few milliseconds next
+    # to NumPy's sort before it, while a parallel loop would add about 0.5 s
+    # to the compile time of a fresh install.
     n_features, n_sub = X_sorted.shape
-    for f in prange(n_features):
+    for f in range(n_features):
         row = X_sorted[f]
         m = n_sub
         while m > 0 and np.isnan(row[m - 1]):
@@ -214,6 +218,16 @@ def _map_csr_to_bins(data, indices, indptr, row_order, tables, missing_bin, zero
             for k in range(indptr[src], indptr[src + 1]):
                 f = indices[k]
                 out[r, f] = _bin_one(data[k], tables[f], missing_bin)
+
+
+_map_dense_to_bins_serial = serial_twin(_map_dense_to_bins)
+_map_csr_to_bins_serial = serial_twin(_map_csr_to_bins)
+
+# Fewer (rows x features) than this are binned by the serial twins of the
+# kernels (see sklearn_ltr._parallel): about 7 ns per value, so under 0.35 ms
+# of work, once per fit, where threads save a fraction of a millisecond; and
+# a small fit then compiles no parallel binning kernel.
+_MIN_PARALLEL_CELLS = 50_000
 
 
 class BinMapper:
@@ -332,8 +346,13 @@ class BinMapper:
                 cols = slice(start, min(start + width, n_features))
                 block = X[:, cols] if rows is None else X[rows, cols]
                 # NumPy's sort (SIMD-accelerated on x86) is several times faster
-                # than numba's quicksort; one contiguous row per feature.
-                X_sorted = np.sort(np.asarray(block.T, dtype=np.float64), axis=1)
+                # than numba's quicksort; one contiguous row per feature. The
+                # copy is made C-ordered before sorting it in place: np.sort of
+                # the transposed block kept its Fortran order, so the rows were
+                # strided, and _thresholds_from_sorted was compiled a second
+                # time for them besides the contiguous columns of sparse input.
+                X_sorted = np.array(block.T, dtype=np.float64, order="C")
+                X_sorted.sort(axis=1)
                 _find_thresholds_sorted(
                     X_sorted, max_bins, thresholds[cols], n_thr[cols], has_missing[cols]
                 )
@@ -391,10 +410,16 @@ class BinMapper:
                 dtype=X_BINNED_DTYPE,
             )
             data = np.asarray(X.data, dtype=np.float64)
-            _map_csr_to_bins(data, X.indices, X.indptr, row_order, self._tables, missing_bin,
-                             zero_bins, out)
+            map_to_bins = pick(_map_csr_to_bins, _map_csr_to_bins_serial, out.size,
+                               _MIN_PARALLEL_CELLS)
+            map_to_bins(data, X.indices, X.indptr, row_order, self._tables, missing_bin,
+                        zero_bins, out)
         else:
-            _map_dense_to_bins(X, row_order, self._tables, missing_bin, out)
+            # Read-only whether or not the user's X is: one compiled
+            # specialisation per dtype and memory order instead of two.
+            map_to_bins = pick(_map_dense_to_bins, _map_dense_to_bins_serial, out.size,
+                               _MIN_PARALLEL_CELLS)
+            map_to_bins(readonly_view(X), row_order, self._tables, missing_bin, out)
         return out
 
     def fit_transform(self, X, row_order=None):

@@ -1,4 +1,4 @@
-"""Dtypes shared by the engine's modules, kept in one place."""
+"""Dtypes (and a small array helper) shared by the engine's modules, kept in one place."""
 
 import numpy as np
 
@@ -31,3 +31,17 @@ NODE_DTYPE = np.dtype(
         ("is_leaf", np.uint8),
     ]
 )
+
+
+def readonly_view(array):
+    """A read-only view of ``array``, to pass to a numba kernel that only reads it.
+
+    numba compiles a kernel again for every combination of writeable and
+    read-only array arguments, and caches each separately. Kernels called
+    with arrays that may be either (the user's X, a fitted model's frozen
+    nodes, a tree being grown) get read-only views of all of them, so that
+    one compiled specialisation serves every caller. A view costs no copy.
+    """
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -28,13 +28,17 @@ number of threads. The grower runs them with a parallel chunk size of 1,
 so groups are handed out one at a time rather than split in equal halves
 up front: on a shared machine, a thread that is descheduled then holds
 back only its current group. Features whose ``feature_mask`` entry is 0 are skipped
-and their histogram is left untouched.
+and their histogram is left untouched. Histograms of few rows are built by
+serial twins of the same kernels (``_MIN_PARALLEL_CELLS``), with the same
+results.
 """
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
+
+from .._parallel import pick, serial_twin
 
 # Indices along the last histogram axis.
 SUM_G = 0
@@ -113,31 +117,6 @@ def allocate_histograms(n_histograms, n_features, n_bins):
         Zero-filled buffer; see the module docstring for the last axis.
     """
     return np.zeros((n_histograms, n_features, n_bins, HIST_WIDTH), dtype=np.float64)
-
-
-@njit(cache=True)
-def _feature_groups(feature_mask, group_size):
-    """Split the masked-in features into consecutive groups.
-
-    Returns
-    -------
-    features : ndarray of shape (n_active,), dtype int64
-        Masked-in features.
-    n_groups : int
-        ``ceil(n_active / group_size)``; group ``k`` holds
-        ``features[k * group_size:(k + 1) * group_size]``.
-    """
-    n_active = 0
-    for f in range(feature_mask.shape[0]):
-        if feature_mask[f]:
-            n_active += 1
-    features = np.empty(n_active, dtype=np.int64)
-    k = 0
-    for f in range(feature_mask.shape[0]):
-        if feature_mask[f]:
-            features[k] = f
-            k += 1
-    return features, (n_active + group_size - 1) // group_size
 
 
 @njit(cache=True)
@@ -247,7 +226,77 @@ def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, 
             hf[b, 3] = 0.0
 
 
+# The root's histogram reads every row directly, a node's reads its rows
+# through ``sample_indices``. One kernel per hessian case does both, told
+# which by a run-time flag: the flag is tested outside the row loops, so it
+# costs nothing there, and each kernel is compiled once instead of twice (a
+# parallel kernel takes about a second to compile on a fresh install).
+# ``_NO_ROWS`` stands for the unused ``sample_indices`` of the root; it has the
+# dtype of the grower's row indices so that both cases share one compiled
+# specialisation.
+_NO_ROWS = np.zeros(0, dtype=np.int32)
+
+# Histograms of fewer (rows x features) than this are built by the serial
+# twins of the kernels (see sklearn_ltr._parallel): at about 1 ns per row and
+# feature that is under 0.2 ms of work, where two threads save less than
+# 0.1 ms once woken (which takes about 0.04 ms), and a small fit then needs
+# no parallel kernel compiled.
+_MIN_PARALLEL_CELLS = 200_000
+
+
 @njit(parallel=True, cache=True)
+def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, hessians,
+                             features, hist):
+    """Build a histogram, general hessians (see :func:`_build_histogram_root`
+    and :func:`_build_histogram`).
+
+    With ``use_indices`` the rows are ``sample_indices`` and ``gradients``
+    and ``hessians`` are gathered (row ``i`` of the node is entry ``i``);
+    without, the rows are all rows and ``sample_indices`` is not read.
+    ``features`` (int64, ascending) are the features to build, taken four
+    at a time.
+    """
+    n_active = features.shape[0]
+    n_groups = (n_active + 3) // 4
+    for grp in prange(n_groups):
+        _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
+                   grp * 4, min(grp * 4 + 4, n_active), hist)
+
+
+@njit(parallel=True, cache=True)
+def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradients, hessian,
+                                   features, hist):
+    """Build a histogram, constant hessian (see
+    :func:`_build_histogram_root_const` and :func:`_build_histogram_const`);
+    ``sample_indices``, ``use_indices`` and ``features`` as in
+    :func:`_build_histogram_of_rows`, features taken eight at a time."""
+    n_active = features.shape[0]
+    n_groups = (n_active + 7) // 8
+    for grp in prange(n_groups):
+        _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
+                         grp * 8, min(grp * 8 + 8, n_active), hist)
+
+
+_build_histogram_of_rows_serial = serial_twin(_build_histogram_of_rows)
+_build_histogram_of_rows_const_serial = serial_twin(_build_histogram_of_rows_const)
+
+
+def _histogram_kernel(n_rows, features, const_hessian):
+    """The parallel or the serial kernel for a histogram of this size."""
+    if const_hessian:
+        return pick(_build_histogram_of_rows_const, _build_histogram_of_rows_const_serial,
+                    n_rows * features.shape[0], _MIN_PARALLEL_CELLS)
+    return pick(_build_histogram_of_rows, _build_histogram_of_rows_serial,
+                n_rows * features.shape[0], _MIN_PARALLEL_CELLS)
+
+
+def _masked_in(feature_mask):
+    """The features whose ``feature_mask`` entry is non-zero, ascending, as
+    int64. Found here in NumPy rather than in the kernels: a few microseconds
+    per histogram, and one compiled helper fewer."""
+    return np.flatnonzero(feature_mask).astype(np.int64, copy=False)
+
+
 def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist):
     """Build the histogram of all rows, without gathering.
 
@@ -264,14 +313,11 @@ def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist):
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram, overwritten for masked-in features.
     """
-    features, n_groups = _feature_groups(feature_mask, 4)
-    n_active = features.shape[0]
-    for grp in prange(n_groups):
-        _hist_rows(X_binned, features, False, gradients, hessians, features, grp * 4,
-                   min(grp * 4 + 4, n_active), hist)
+    features = _masked_in(feature_mask)
+    kernel = _histogram_kernel(X_binned.shape[0], features, False)
+    kernel(X_binned, _NO_ROWS, False, gradients, hessians, features, hist)
 
 
-@njit(parallel=True, cache=True)
 def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessians,
                      feature_mask, hist):
     """Build the histogram of a node from its rows.
@@ -291,14 +337,11 @@ def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessia
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram, overwritten for masked-in features.
     """
-    features, n_groups = _feature_groups(feature_mask, 4)
-    n_active = features.shape[0]
-    for grp in prange(n_groups):
-        _hist_rows(X_binned, sample_indices, True, ordered_gradients, ordered_hessians,
-                   features, grp * 4, min(grp * 4 + 4, n_active), hist)
+    features = _masked_in(feature_mask)
+    kernel = _histogram_kernel(sample_indices.shape[0], features, False)
+    kernel(X_binned, sample_indices, True, ordered_gradients, ordered_hessians, features, hist)
 
 
-@njit(parallel=True, cache=True)
 def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist):
     """Build the root histogram when every row has the same hessian.
 
@@ -315,14 +358,11 @@ def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram (hessian sums are ``count * hessian``).
     """
-    features, n_groups = _feature_groups(feature_mask, 8)
-    n_active = features.shape[0]
-    for grp in prange(n_groups):
-        _hist_rows_const(X_binned, features, False, gradients, hessian, features, grp * 8,
-                         min(grp * 8 + 8, n_active), hist)
+    features = _masked_in(feature_mask)
+    kernel = _histogram_kernel(X_binned.shape[0], features, True)
+    kernel(X_binned, _NO_ROWS, False, gradients, float(hessian), features, hist)
 
 
-@njit(parallel=True, cache=True)
 def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
                            feature_mask, hist):
     """Build a node's histogram when every row has the same hessian.
@@ -342,14 +382,11 @@ def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram (hessian sums are ``count * hessian``).
     """
-    features, n_groups = _feature_groups(feature_mask, 8)
-    n_active = features.shape[0]
-    for grp in prange(n_groups):
-        _hist_rows_const(X_binned, sample_indices, True, ordered_gradients, hessian,
-                         features, grp * 8, min(grp * 8 + 8, n_active), hist)
+    features = _masked_in(feature_mask)
+    kernel = _histogram_kernel(sample_indices.shape[0], features, True)
+    kernel(X_binned, sample_indices, True, ordered_gradients, float(hessian), features, hist)
 
 
-@njit(cache=True)
 def _subtract_histograms(parent, sibling, out):
     """Compute ``out = parent - sibling`` (the histogram subtraction trick).
 
@@ -362,12 +399,9 @@ def _subtract_histograms(parent, sibling, out):
     out : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output: histogram of the other child. May be ``parent`` itself.
     """
-    # Serial: a short, memory-bound loop, not worth a parallel region.
-    n_features, n_bins, width = parent.shape
-    for f in range(n_features):
-        for b in range(n_bins):
-            for k in range(width):
-                out[f, b, k] = parent[f, b, k] - sibling[f, b, k]
+    # NumPy, not a kernel: an element-wise subtraction (the same IEEE result
+    # either way) as fast as a serial loop, with nothing to compile.
+    np.subtract(parent, sibling, out=out)
 
 
 @njit(cache=True)

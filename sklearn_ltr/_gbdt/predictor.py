@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit, prange
 from scipy import sparse
 
-from .common import NODE_DTYPE, X_DTYPE
+from .._parallel import pick, serial_twin
+from .common import NODE_DTYPE, X_DTYPE, readonly_view
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
 _SPARSE_CHUNK_CELLS = 4_000_000
@@ -77,7 +78,7 @@ def _predict_leaf_nodes(nodes, tree_starts, X, out):
 
 
 @njit(parallel=True, cache=True)
-def _predict_binned(nodes, tree_starts, X_binned, out, missing_values_bin_idx):
+def _predict_binned_rows(nodes, tree_starts, X_binned, out, missing_values_bin_idx):
     """Add the ensemble's prediction for binned values to ``out``.
 
     A row goes left at a split iff its bin is ``<= bin_threshold``; the
@@ -115,6 +116,27 @@ def _predict_binned(nodes, tree_starts, X_binned, out, missing_values_bin_idx):
                     k = base + nodes[k]["right"]
             acc += nodes[k]["value"]
         out[i] += acc
+
+
+_predict_raw_serial = serial_twin(_predict_raw)
+_predict_binned_rows_serial = serial_twin(_predict_binned_rows)
+
+# Predictions of fewer (rows x trees) than this run in the serial twin of
+# _predict_raw (see sklearn_ltr._parallel): about 20 ns per row and tree of
+# 31 leaves, so under 0.4 ms of work, where threads save a fraction of a
+# millisecond; and a small fit's first predict compiles no parallel kernel.
+_MIN_PARALLEL_ROW_TREES = 20_000
+
+
+def _predict_binned(nodes, tree_starts, X_binned, out, missing_values_bin_idx):
+    """:func:`_predict_binned_rows` in its parallel or serial version (by the
+    size of the work, as in :func:`predict_raw`), on read-only views of the
+    trees: one compiled specialisation serves the booster's growing trees
+    and a fitted model's frozen ones."""
+    predict = pick(_predict_binned_rows, _predict_binned_rows_serial,
+                   X_binned.shape[0] * tree_starts.shape[0], _MIN_PARALLEL_ROW_TREES)
+    predict(readonly_view(nodes), readonly_view(tree_starts), X_binned, out,
+            missing_values_bin_idx)
 
 
 def concatenate_trees(trees):
@@ -179,20 +201,27 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
         Raw scores.
     """
     tree_starts = _check_ensemble(nodes, tree_starts, n_trees)
+    # Read-only views whatever the caller's arrays are (a fitted model's
+    # frozen nodes, a single tree of staged_predict, the user's X): one
+    # compiled specialisation of _predict_raw serves them all.
+    nodes = readonly_view(nodes)
+    tree_starts = readonly_view(tree_starts)
     n_rows = X.shape[0]
     out = np.full(n_rows, init, dtype=np.float64)
+    predict = pick(_predict_raw, _predict_raw_serial, n_rows * tree_starts.shape[0],
+                   _MIN_PARALLEL_ROW_TREES)
     if sparse.issparse(X):
         X = X.tocsr()
         chunk = max(1, _SPARSE_CHUNK_CELLS // max(1, X.shape[1]))
         for start in range(0, n_rows, chunk):
             stop = min(start + chunk, n_rows)
             dense = X[start:stop].toarray().astype(X_DTYPE, copy=False)
-            _predict_raw(nodes, tree_starts, dense, out[start:stop])
+            predict(nodes, tree_starts, readonly_view(dense), out[start:stop])
     else:
         X = np.ascontiguousarray(X, dtype=X_DTYPE)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
-        _predict_raw(nodes, tree_starts, X, out)
+        predict(nodes, tree_starts, readonly_view(X), out)
     return out
 
 

@@ -47,7 +47,7 @@ class BaseObjective:
     name = None
 
     def __init__(self, y, offsets, sample_weight=None, **params):
-        self.y = _check_labels(y)
+        self.y = check_labels(y)
         self.offsets = _check_offsets(offsets, self.y.shape[0])
         self.n_queries = self.offsets.shape[0] - 1
         self.sample_weight = _check_sample_weight(sample_weight, self.y.shape[0])
@@ -162,7 +162,7 @@ class BaseObjective:
                 )
 
 
-def _check_labels(y):
+def check_labels(y):
     y = np.ascontiguousarray(y, dtype=Y_DTYPE)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")

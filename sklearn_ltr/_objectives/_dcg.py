@@ -10,6 +10,8 @@ the DCG of the ``min(k, n)`` best labels of the query. Query ``q`` is the slice
 import numpy as np
 from numba import njit, prange
 
+from .._sorting import argsort_descending
+
 
 def _discounts(n):
     """Position discounts ``1 / log2(2 + i)`` for ranks ``0 .. n - 1``.
@@ -41,7 +43,7 @@ def _label_gain(y):
     return np.exp2(np.asarray(y, dtype=np.float64)) - 1.0
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _inverse_max_dcg(y, offsets, k, out):
     """Write ``1 / maxDCG@k`` of every query into ``out``.
 
@@ -60,16 +62,20 @@ def _inverse_max_dcg(y, offsets, k, out):
     out : ndarray of shape (n_queries,), dtype float64
         Output buffer.
     """
+    # Serial: it runs once per fit, about 0.06 s for a million rows, while a
+    # parallel loop would add about 0.5 s to the compile time of a fresh
+    # install.
     n_queries = offsets.shape[0] - 1
-    for q in prange(n_queries):
+    for q in range(n_queries):
         start = offsets[q]
         n = offsets[q + 1] - start
         # Sorting labels descending is sorting gains descending: 2**y - 1 is
         # increasing, so the ideal order needs no gains array.
-        labels = np.sort(y[start : start + n])
+        labels = y[start : start + n]
+        best = argsort_descending(labels)
         max_dcg = 0.0
         for i in range(min(k, n)):
-            max_dcg += (2.0 ** labels[n - 1 - i] - 1.0) / np.log2(2.0 + i)
+            max_dcg += (2.0 ** labels[best[i]] - 1.0) / np.log2(2.0 + i)
         out[q] = 1.0 / max_dcg if max_dcg > 0.0 else 0.0
 
 
@@ -78,7 +84,7 @@ def _dcg_at_k_one_query(gains, scores, discounts, k):
     """DCG@k of one query ranked by ``scores``, ties kept in input order."""
     n = scores.shape[0]
     # Stable descending order, LightGBM's std::stable_sort(score[a] > score[b]).
-    order = np.argsort(-scores, kind="mergesort")
+    order = argsort_descending(scores)
     dcg = 0.0
     for i in range(min(k, n)):
         dcg += gains[order[i]] * discounts[i]

@@ -26,9 +26,10 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
+from .._sorting import argsort_descending
 from ._base import _check_positive_float
 from ._dcg import _inverse_max_dcg
-from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, _lambdarank_gradient_hessian
+from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, lambdarank_kernel
 
 __all__ = ["LambdaRankMultiObjective", "schedule_weights"]
 
@@ -98,7 +99,7 @@ def _click_lambdas_one_query(
     hess_out[:] = 0.0
     if n < 2 or inverse_max_dcg == 0.0:
         return
-    order = np.argsort(-scores, kind="mergesort")  # stable: ties by row
+    order = argsort_descending(scores)  # stable: ties by row
     s = scores[order]
     g = click_gains[order]
     y = labels[order]
@@ -170,7 +171,7 @@ def _sigmoid_lambdas_one_query(scores, gains, inverse_max_dcg, discounts, mu,
     grad_out[:] = 0.0
     if n < 2 or inverse_max_dcg == 0.0:
         return
-    order = np.argsort(-scores, kind="mergesort")
+    order = argsort_descending(scores)
     s = scores[order]
     g = gains[order]
     d = np.zeros(n)
@@ -469,7 +470,7 @@ class LambdaRankMultiObjective(LambdaRankObjective):
         n = self.y.shape[0]
         grad = np.empty(n)
         hess = np.empty(n)
-        _lambdarank_gradient_hessian(
+        lambdarank_kernel(n)(
             raw_scores, self.gains, self.offsets, self.inverse_max_dcg,
             self.discounts, np.empty(0), False, self.sigma, self.truncation_level,
             self.normalize_lambdas, self._rank_order, grad, hess,

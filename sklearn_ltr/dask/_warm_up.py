@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
 
+from .._parallel import parallel_kernels_only
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from ..calibration import CalibratedRanker
 from ..metrics import map_score, mrr_score, ndcg_score
@@ -66,6 +67,9 @@ def _warm_up():
     the paths a model-selection task takes: dense float64 and float32 input,
     sparse CSR input, sample weights, early stopping on a validation set, the
     multiple-objective LambdaMART options, prediction and the ranking scorers.
+    They run twice: small inputs use the serial twins of the parallel
+    kernels and large ones the parallel kernels (``sklearn_ltr._parallel``),
+    so the second run makes the tiny data take the parallel ones.
 
     Returns
     -------
@@ -73,6 +77,14 @@ def _warm_up():
         Wall time of the warm-up.
     """
     start = time.perf_counter()
+    _warm_up_paths()
+    with parallel_kernels_only():
+        _warm_up_paths()
+    return time.perf_counter() - start
+
+
+def _warm_up_paths():
+    """The fits, predictions and scores of :func:`_warm_up`."""
     rng = np.random.default_rng(0)
     X, y, qid = _tiny_ranking_data(rng)
     X_val, y_val, qid_val = _tiny_ranking_data(rng, n_queries=4)
@@ -105,7 +117,6 @@ def _warm_up():
     ranker = rankers[0]
     for variant in _input_variants(X):
         ranker.fit(variant, y, qid=qid).predict(variant)
-    return time.perf_counter() - start
 
 
 def _kernel_signatures():

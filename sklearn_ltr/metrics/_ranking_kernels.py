@@ -3,8 +3,8 @@
 Every kernel takes rows already grouped by query (query ``q`` owns rows
 ``offsets[q]:offsets[q + 1]``, in input order inside the query) and writes one
 value per query into a buffer allocated by the caller. Queries are independent,
-so the loops run in parallel over queries and the results do not depend on the
-number of threads.
+so the loops run in parallel over queries (serially on small inputs, see
+``_MIN_PARALLEL_ROWS``) and the results do not depend on the number of threads.
 
 Inside a query, documents are ranked by descending score with a stable sort, so
 tied documents keep their input order: that is the ``ties="stable"``
@@ -18,18 +18,50 @@ the cost stays linear in the group size instead of factorial.
 than any query for "no cutoff".
 """
 
+import functools
+
 import numpy as np
 from numba import njit, prange
+
+from .._parallel import pick, serial_twin
+from .._sorting import argsort_descending
+
+# Fewer rows than this are scored by the serial twin of a kernel (see
+# sklearn_ltr._parallel): ranking a row costs some 20 to 50 ns, so that is
+# under 0.2 ms of work, where two threads save little once woken (about
+# 0.04 ms); and early stopping on a small validation set compiles no
+# parallel kernel.
+_MIN_PARALLEL_ROWS = 5_000
+
+
+def _serial_below_min_rows(parallel_kernel):
+    """Run ``parallel_kernel``, or its serial twin on fewer than
+    ``_MIN_PARALLEL_ROWS`` rows. Every kernel here takes ``offsets`` as its
+    third argument; the two give the same results."""
+    serial_kernel = serial_twin(parallel_kernel)
+
+    @functools.wraps(parallel_kernel.py_func)
+    def run(*args):
+        offsets = args[2]
+        n_rows = int(offsets[-1]) if offsets.shape[0] else 0
+        return pick(parallel_kernel, serial_kernel, n_rows, _MIN_PARALLEL_ROWS)(*args)
+
+    run.parallel_kernel = parallel_kernel
+    run.serial_kernel = serial_kernel
+    return run
 
 
 @njit(cache=True)
 def _rank_query(score):
-    # Stable descending order: mergesort on the negated scores keeps input
-    # order among equal scores (LightGBM and XGBoost use std::stable_sort the
-    # same way). Negation maps -inf/+inf to +inf/-inf, so infinities rank fine.
-    return np.argsort(-score, kind="mergesort")
+    # Stable descending order: equal scores keep their input order (LightGBM
+    # and XGBoost use std::stable_sort the same way); infinities rank fine.
+    # This is np.argsort(-score, kind="mergesort"), which compiles far slower.
+    return argsort_descending(score)
 
 
+# Loops that call _group_end start at ``i = np.int64(0)``: from ``i = 0``
+# numba's typing first sees the literal 0 and compiles _group_end once for it
+# and once for int64.
 @njit(cache=True)
 def _group_end(score, rank, i, n):
     # One past the last ranked position whose score equals the score at i.
@@ -40,6 +72,7 @@ def _group_end(score, rank, i, n):
     return j
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _dcg_per_query(gain, score, offsets, k, discount, average_ties, dcg, ideal):
     """DCG@k and ideal DCG@k of every query.
@@ -57,7 +90,7 @@ def _dcg_per_query(gain, score, offsets, k, discount, average_ties, dcg, ideal):
         rank = _rank_query(s)
         total = 0.0
         if average_ties:
-            i = 0
+            i = np.int64(0)  # not 0: see _group_end
             while i < kk:
                 j = _group_end(s, rank, i, n)
                 # Linearity of expectation: every position of the group gets
@@ -75,13 +108,15 @@ def _dcg_per_query(gain, score, offsets, k, discount, average_ties, dcg, ideal):
                 total += g[rank[t]] * discount[t]
         dcg[q] = total
 
-        best = np.sort(g)  # ascending: the ideal list is read from the end
+        # The ideal list: gains by decreasing value (they are never NaN).
+        best = argsort_descending(g)
         total = 0.0
         for t in range(kk):
-            total += best[n - 1 - t] * discount[t]
+            total += g[best[t]] * discount[t]
         ideal[q] = total
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _reciprocal_rank_per_query(relevant, score, offsets, k, average_ties, out):
     """Reciprocal rank of the first relevant document within the top k."""
@@ -94,7 +129,7 @@ def _reciprocal_rank_per_query(relevant, score, offsets, k, average_ties, out):
         s = score[start:end]
         rank = _rank_query(s)
         value = 0.0
-        i = 0
+        i = np.int64(0)  # not 0: see _group_end
         while i < kk:
             j = _group_end(s, rank, i, n) if average_ties else i + 1
             m = j - i
@@ -117,6 +152,7 @@ def _reciprocal_rank_per_query(relevant, score, offsets, k, average_ties, out):
         out[q] = value
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _average_precision_per_query(relevant, score, offsets, k, average_ties, out):
     """Average precision@k; the divisor is min(number of relevant, k)."""
@@ -136,7 +172,7 @@ def _average_precision_per_query(relevant, score, offsets, k, average_ties, out)
         rank = _rank_query(s)
         total = 0.0
         before = 0  # relevant documents ranked before the current group
-        i = 0
+        i = np.int64(0)  # not 0: see _group_end
         while i < kk:
             j = _group_end(s, rank, i, n) if average_ties else i + 1
             m = j - i
@@ -158,6 +194,7 @@ def _average_precision_per_query(relevant, score, offsets, k, average_ties, out)
         out[q] = total / min(n_relevant, k)
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _precision_per_query(relevant, score, offsets, k, average_ties, out):
     """Expected number of relevant documents in the top k (the caller divides)."""
@@ -170,7 +207,7 @@ def _precision_per_query(relevant, score, offsets, k, average_ties, out):
         s = score[start:end]
         rank = _rank_query(s)
         hits = 0.0
-        i = 0
+        i = np.int64(0)  # not 0: see _group_end
         while i < kk:
             j = _group_end(s, rank, i, n) if average_ties else i + 1
             r = 0
@@ -228,6 +265,7 @@ def _err_tied_group(R, rank, i, j, kk):
     return total
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _err_per_query(R, score, offsets, k, average_ties, out):
     """Expected Reciprocal Rank@k with stopping probabilities ``R``."""
@@ -241,7 +279,7 @@ def _err_per_query(R, score, offsets, k, average_ties, out):
         rank = _rank_query(s)
         not_stopped = 1.0  # probability the user reaches the current position
         value = 0.0
-        i = 0
+        i = np.int64(0)  # not 0: see _group_end
         while i < kk:
             j = _group_end(s, rank, i, n) if average_ties else i + 1
             if j - i == 1:
@@ -255,6 +293,7 @@ def _err_per_query(R, score, offsets, k, average_ties, out):
         out[q] = value
 
 
+@_serial_below_min_rows
 @njit(parallel=True, cache=True)
 def _ece_per_query(y_true, y_prob, offsets, n_bins, out):
     """Per-query ECE with equal-count bins over documents sorted by y_prob.

@@ -1,0 +1,89 @@
+"""Serial twins of the parallel kernels, for work too small for threads.
+
+A kernel compiled with ``parallel=True`` takes 0.5 to 1 s longer to compile
+than the same loops run serially (numba builds and optimises a separate
+threaded function for every ``prange`` loop), and each call pays for waking
+the threads: tens of microseconds on an idle machine, far more when the cores
+are shared. On small inputs, such as a first fit on a small dataset, the
+serial twin is faster both to compile and to run, and a fit that never needs
+threads compiles no parallel kernel at all.
+
+A twin runs the same Python function with ``prange`` as a plain ``range``.
+Every ``prange`` loop of the kernels that have a twin writes its own part of
+the outputs, with no sum across iterations, so both produce bit-identical
+results. Which one runs depends on the size of the input and on the number
+of numba threads (``n_jobs=1`` always runs the serial twins).
+"""
+
+import contextlib
+import types
+
+import numba
+from numba import njit
+
+# Set by parallel_kernels_only(); read by pick().
+_parallel_only = False
+
+
+def serial_twin(parallel_kernel):
+    """The serial version of a ``njit(parallel=True)`` kernel.
+
+    Parameters
+    ----------
+    parallel_kernel : numba dispatcher
+        A kernel compiled with ``parallel=True`` and its other options
+        (``cache``, ``fastmath``, ...).
+
+    Returns
+    -------
+    kernel : numba dispatcher
+        The same function compiled with the same options but
+        ``parallel=False`` (and ``cache=True``), lazily on its first call
+        like any kernel. It has its own name (the kernel's with ``_serial``
+        appended) so that numba's on-disk cache, which names entries after
+        the function and not after its options, keeps the two apart.
+    """
+    py_func = parallel_kernel.py_func
+    twin = types.FunctionType(
+        py_func.__code__, py_func.__globals__, py_func.__name__ + "_serial",
+        py_func.__defaults__, py_func.__closure__,
+    )
+    twin.__qualname__ = py_func.__qualname__ + "_serial"
+    twin.__module__ = py_func.__module__
+    twin.__doc__ = f"Serial version of :func:`{py_func.__name__}` (see sklearn_ltr._parallel)."
+    options = dict(parallel_kernel.targetoptions)
+    options.pop("nopython", None)  # implied by njit, which warns if given
+    options["parallel"] = False
+    # Every kernel of the package is cached on disk; the twin too.
+    return njit(cache=True, **options)(twin)
+
+
+def pick(parallel_kernel, serial_kernel, work, min_parallel_work):
+    """``parallel_kernel`` if ``work`` reaches ``min_parallel_work`` and numba
+    may use more than one thread here (``n_jobs``), or within
+    :func:`parallel_kernels_only`; else ``serial_kernel``. Both give the same
+    results."""
+    if _parallel_only:
+        return parallel_kernel
+    # The thread count is asked only for large work: the first call starts
+    # numba's thread pool, which a small fit never needs.
+    if work >= min_parallel_work and numba.get_num_threads() > 1:
+        return parallel_kernel
+    return serial_kernel
+
+
+@contextlib.contextmanager
+def parallel_kernels_only():
+    """Run the parallel kernels even on small inputs, in this context.
+
+    For warming up, on small data, the kernels that fits on large data run
+    (``sklearn_ltr.dask.warm_up_workers``). Not thread-safe: it sets a flag
+    of the module.
+    """
+    global _parallel_only
+    previous = _parallel_only
+    _parallel_only = True
+    try:
+        yield
+    finally:
+        _parallel_only = previous

@@ -1,0 +1,97 @@
+"""The stable descending argsort that the objectives and metrics rank with.
+
+Ranking a query is ``np.argsort(-scores, kind="mergesort")``: highest score
+first, ties in row order, NaN last. Inside numba kernels that call compiled
+numba's generic merge sort (and, for ``np.sort``, its quicksort), whose code
+is large: about 2 s of compile time on a fresh install, paid again in every
+kernel that links it in. This small merge sort gives exactly the same
+permutation (a stable sort of a strict weak order has a single result) and
+compiles in a fraction of that.
+"""
+
+import numpy as np
+from numba import njit
+
+# Rows sorted by insertion before the merge passes start (numba's and
+# NumPy's merge sorts switch to insertion sort below about 20 rows).
+_INSERTION_RUN = 16
+
+
+@njit(cache=True, inline="always")
+def _ranks_before(values, a, b):
+    """Whether row ``a`` ranks strictly before row ``b``: a higher value, or
+    a number against NaN. This is numba's NaN-aware ``a < b`` of argsort
+    (NaN last) applied to ``-values``."""
+    x = values[a]
+    y = values[b]
+    return x > y or (np.isnan(y) and not np.isnan(x))
+
+
+@njit(cache=True)
+def argsort_descending(values):
+    """Stable descending argsort of a 1-d float array, NaN last.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,), dtype float64
+
+    Returns
+    -------
+    order : ndarray of shape (n,), dtype int64
+        ``np.argsort(-values, kind="mergesort")``: the rows by decreasing
+        value, equal values in row order, NaN at the end.
+    """
+    n = values.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[i] = i
+    # Insertion sort of consecutive runs; a row moves only past rows it
+    # strictly ranks before, which keeps equal rows in order.
+    for lo in range(0, n, _INSERTION_RUN):
+        hi = min(lo + _INSERTION_RUN, n)
+        for i in range(lo + 1, hi):
+            row = order[i]
+            j = i
+            while j > lo and _ranks_before(values, row, order[j - 1]):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = row
+    if n <= _INSERTION_RUN:
+        return order
+    # Bottom-up merges of neighbouring runs, back and forth between the two
+    # buffers; on equal rows the left run's comes first (stability).
+    buffer = np.empty(n, dtype=np.int64)
+    source = order
+    target = buffer
+    in_order = True  # whether ``source`` is ``order``
+    width = _INSERTION_RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if _ranks_before(values, source[j], source[i]):
+                    target[k] = source[j]
+                    j += 1
+                else:
+                    target[k] = source[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                target[k] = source[i]
+                i += 1
+                k += 1
+            while j < hi:
+                target[k] = source[j]
+                j += 1
+                k += 1
+        source, target = target, source
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        for i in range(n):
+            order[i] = source[i]
+    return order

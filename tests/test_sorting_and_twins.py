@@ -1,0 +1,37 @@
+"""The cold-start replacements give what they replace: the small merge sort
+is numpy's stable descending argsort, and the serial copies of the parallel
+kernels give the same models."""
+
+import numpy as np
+import pytest
+
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr._parallel import parallel_kernels_only
+from sklearn_ltr._sorting import argsort_descending
+from sklearn_ltr.datasets import make_ranking
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_argsort_descending_is_numpys_stable_sort_of_the_negated_values(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 200))
+    pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5])
+    values = np.where(rng.random(n) < 0.5, rng.choice(pool, n), rng.normal(size=n).round(1))
+    expected = np.argsort(-values, kind="mergesort")
+    np.testing.assert_array_equal(argsort_descending(values), expected)
+
+
+@pytest.mark.parametrize("cls", [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker])
+def test_serial_copies_give_the_models_of_the_parallel_kernels(cls):
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=6, random_state=0)
+    if cls is CalibratedRanker:
+        y = (y > 0).astype(float)
+    params = dict(n_estimators=5, subsample=0.8, max_features=0.8, random_state=0)
+    small = cls(**params).fit(X, y, qid=qid)  # small: the serial copies
+    with parallel_kernels_only():
+        forced = cls(**params).fit(X, y, qid=qid)
+        forced_scores = forced.predict(X)
+    a, b = small._tree_ensemble().nodes, forced._tree_ensemble().nodes
+    for field in a.dtype.names:  # field by field: leaves hold NaN thresholds
+        np.testing.assert_array_equal(a[field], b[field], err_msg=field)
+    np.testing.assert_array_equal(small.predict(X), forced_scores)
