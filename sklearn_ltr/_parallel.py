@@ -43,7 +43,9 @@ def serial_twin(parallel_kernel):
         appended) so that numba's on-disk cache, which names entries after
         the function and not after its options, keeps the two apart.
     """
-    py_func = parallel_kernel.py_func
+    py_func = getattr(parallel_kernel, "py_func", None)
+    if py_func is None:  # NUMBA_DISABLE_JIT: njit gave the Python function itself
+        return parallel_kernel
     twin = types.FunctionType(
         py_func.__code__, py_func.__globals__, py_func.__name__ + "_serial",
         py_func.__defaults__, py_func.__closure__,

@@ -40,7 +40,7 @@ def _serial_below_min_rows(parallel_kernel):
     third argument; the two give the same results."""
     serial_kernel = serial_twin(parallel_kernel)
 
-    @functools.wraps(parallel_kernel.py_func)
+    @functools.wraps(getattr(parallel_kernel, "py_func", parallel_kernel))
     def run(*args):
         offsets = args[2]
         n_rows = int(offsets[-1]) if offsets.shape[0] else 0
