@@ -3,17 +3,14 @@
 :func:`export_model` writes a fitted ranker of ours (also one read by
 :func:`~sklearn_ltr.load_model`) in one of these formats:
 
-==================  ==========================================================
-``"lightgbm"``      LightGBM's model text (``lightgbm.Booster(model_file=...)``)
-``"lightgbm-json"`` LightGBM's ``dump_model()`` JSON (what Vespa reads)
-``"xgboost"``       XGBoost's JSON model (``xgboost.Booster(model_file=...)``)
-``"xgboost-dump"``  the Elasticsearch/OpenSearch LTR plugin's
-                    ``model/xgboost+json`` definition
-``"ranklib"``       RankLib's ensemble text (the LTR plugin's
-                    ``model/ranklib``)
-``"solr"``          Solr's ``MultipleAdditiveTreesModel`` JSON
-``"onnx"``          ONNX with the ``ai.onnx.ml`` tree-ensemble operator
-==================  ==========================================================
+- ``"lightgbm"``: LightGBM's model text (``lightgbm.Booster(model_file=...)``);
+- ``"lightgbm-json"``: LightGBM's ``dump_model()`` JSON (what Vespa reads);
+- ``"xgboost"``: XGBoost's JSON model (``xgboost.Booster(model_file=...)``);
+- ``"xgboost-dump"``: the Elasticsearch/OpenSearch LTR plugin's
+  ``model/xgboost+json`` definition;
+- ``"ranklib"``: RankLib's ensemble text (the LTR plugin's ``model/ranklib``);
+- ``"solr"``: Solr's ``MultipleAdditiveTreesModel`` JSON;
+- ``"onnx"``: ONNX with the ``ai.onnx.ml`` tree-ensemble operator.
 
 :func:`to_lightgbm` and :func:`to_xgboost` return the library's own
 ``Booster``. Every format is one module here over the same neutral view of a
@@ -25,7 +22,6 @@ rule, precision and missing-value handling.
 import importlib
 import inspect
 import os
-
 
 from .._base import fitted_tree_ensemble
 
