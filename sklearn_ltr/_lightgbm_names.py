@@ -68,6 +68,10 @@ _METRIC = (
     "early stopping watches NDCG at this cutoff; score other metrics with "
     "sklearn_ltr.metrics, or scoring=ndcg_scorer(k) in a search"
 )
+_UNWEIGHTED_VALIDATION = (
+    "validation rows are unweighted here; every query counts the same in the validation NDCG"
+)
+_OBJECTIVE_BASELINE = "training always starts from the objective's baseline"
 _WARM_START = (
     "continue a fitted model with warm_start=True and a larger n_estimators, then fit "
     "again on the same data"
@@ -181,20 +185,12 @@ FOREIGN_NAMES = {
     "eval_qid": Habit(
         _XGB, "qid_val", "fit(..., X_val=X_val, y_val=y_val, qid_val=eval_qid[0])", kind="fit",
     ),
-    "eval_sample_weight": Habit(
-        _LGB, None, "validation rows are unweighted here; every query counts the same in the "
-        "validation NDCG", kind="fit",
-    ),
-    "sample_weight_eval_set": Habit(
-        _XGB, None, "validation rows are unweighted here; every query counts the same in the "
-        "validation NDCG", kind="fit",
-    ),
+    "eval_sample_weight": Habit(_LGB, None, _UNWEIGHTED_VALIDATION, kind="fit"),
+    "sample_weight_eval_set": Habit(_XGB, None, _UNWEIGHTED_VALIDATION, kind="fit"),
     "eval_names": Habit(_LGB, None, "there is one validation set, scored into "
                         "validation_score_", kind="fit"),
-    "init_score": Habit(_LGB, None, "training always starts from the objective's baseline",
-                        kind="fit"),
-    "base_margin": Habit(_XGB, None, "training always starts from the objective's baseline",
-                         kind="fit"),
+    "init_score": Habit(_LGB, None, _OBJECTIVE_BASELINE, kind="fit"),
+    "base_margin": Habit(_XGB, None, _OBJECTIVE_BASELINE, kind="fit"),
     "init_model": Habit(_LGB, None, _WARM_START, kind="fit"),
     "xgb_model": Habit(_XGB, None, _WARM_START, kind="fit"),
     "callbacks": Habit(

@@ -557,7 +557,7 @@ def test_predict_with_a_saved_pipeline_writes_the_pipeline_scores(pipeline_model
 
 def test_predict_gives_a_frame_pipeline_its_frame(pipeline_models, capsys):
     if "frame" not in pipeline_models:
-        pytest.skip("the frame pipeline needs pandas")
+        pytest.skip(reason="the frame pipeline needs pandas")
     from sklearn_ltr.datasets import to_frame
 
     path, pipe = pipeline_models["frame"]

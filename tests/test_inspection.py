@@ -416,7 +416,7 @@ def test_explain_pair_sums_to_the_score_difference():
 
 def test_same_result_with_one_and_two_threads():
     if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has a single thread")
+        pytest.skip(reason="numba has a single thread")
     model = fitted("LambdaMARTRanker")
     X = probe_rows("LambdaMARTRanker")
     before = numba.get_num_threads()

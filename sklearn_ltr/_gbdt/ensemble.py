@@ -21,7 +21,35 @@ import numpy as np
 from .common import NODE_DTYPE
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 
-__all__ = ["TreeEnsemble"]
+__all__ = ["TreeEnsemble", "subtree_means"]
+
+
+def subtree_means(tree, leaf_values):
+    """Count-weighted mean leaf value below every node of one tree: a
+    split's expected output over the training rows that reached it (what
+    LightGBM calls internal_value and XGBoost base_weights).
+
+    Parameters
+    ----------
+    tree : ndarray of NODE_DTYPE
+        One tree's nodes (children come after their parents, so one backward
+        pass sums each subtree).
+    leaf_values : ndarray
+        The value of each leaf, in node order.
+
+    Returns
+    -------
+    means : ndarray of shape (n_nodes,), dtype float64
+        0 for a node no training row reached.
+    """
+    is_leaf = tree["is_leaf"] != 0
+    weighted = np.zeros(tree.shape[0])
+    weighted[is_leaf] = leaf_values * tree["count"][is_leaf]
+    for k in range(tree.shape[0] - 1, -1, -1):
+        if not is_leaf[k]:
+            weighted[k] = weighted[tree["left"][k]] + weighted[tree["right"][k]]
+    counts = tree["count"].astype(np.float64)
+    return np.divide(weighted, counts, out=np.zeros_like(weighted), where=counts > 0)
 
 
 @dataclass(frozen=True, eq=False)

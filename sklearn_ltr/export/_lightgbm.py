@@ -25,6 +25,8 @@ import json
 
 import numpy as np
 
+from .._gbdt.ensemble import subtree_means
+
 __all__ = ["booster", "dump_model_json", "model_text"]
 
 # decision_type bits (LightGBM's tree.h): 2 = default left, 8 = missing type NaN.
@@ -72,19 +74,7 @@ class _LightGBMTree:
         self.leaf_value = leaves["value"] + add_to_leaves
         self.leaf_count = leaves["count"].astype(np.int64)
         self.internal_count = splits["count"].astype(np.int64)
-        self.internal_value = _subtree_means(nodes, self.leaf_value, is_leaf)[~is_leaf]
-
-
-def _subtree_means(nodes, leaf_value, is_leaf):
-    """Count-weighted mean leaf value below every node (children come after
-    their parents, so one backward pass sums each subtree)."""
-    weighted = np.zeros(nodes.shape[0])
-    weighted[is_leaf] = leaf_value * nodes["count"][is_leaf]
-    for k in range(nodes.shape[0] - 1, -1, -1):
-        if not is_leaf[k]:
-            weighted[k] = weighted[nodes["left"][k]] + weighted[nodes["right"][k]]
-    counts = nodes["count"].astype(np.float64)
-    return np.divide(weighted, counts, out=np.zeros_like(weighted), where=counts > 0)
+        self.internal_value = subtree_means(nodes, self.leaf_value)[~is_leaf]
 
 
 def _lightgbm_trees(ensemble):

@@ -23,8 +23,8 @@ import json
 
 import numpy as np
 
+from .._gbdt.ensemble import subtree_means
 from ._float32 import strict_threshold32
-from ._lightgbm import _subtree_means
 
 __all__ = ["booster", "model_json"]
 
@@ -65,7 +65,7 @@ def _tree_json(tree_id, nodes, n_features):
     new_id = np.empty_like(order)
     new_id[order] = np.arange(order.shape[0])
     is_leaf = nodes["is_leaf"] != 0
-    means = _subtree_means(nodes, nodes["value"][is_leaf], is_leaf)
+    means = subtree_means(nodes, nodes["value"][is_leaf])
     nodes, swapped, means = nodes[order], swapped[order], means[order]
     is_leaf = nodes["is_leaf"] != 0
     n = nodes.shape[0]
