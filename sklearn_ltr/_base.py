@@ -7,6 +7,7 @@ validation split, binning, the boosting loop) lives here and in
 ``_gbdt/booster.py``.
 """
 
+import time
 import warnings
 from functools import partial
 from numbers import Integral, Real
@@ -475,10 +476,12 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ))
         train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
 
+        tic = time.perf_counter()
         if not warm:
             self._bin_mapper = self._fit_bin_mapper(X, train_rows)
         bin_mapper = self._bin_mapper
         X_binned = bin_mapper.transform(X, row_order=train_rows)
+        binning_seconds = time.perf_counter() - tic
         y_train = y[train_rows]
         weight_train = None if sample_weight is None else sample_weight[train_rows]
 
@@ -494,13 +497,15 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
         extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
         objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
-        return self._boost(
+        self._boost(
             TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
             objective_name=objective.name,
             baseline=objective.init_score(),
             validation=validation,
             warm=warm,
         )
+        self._booster.phase_seconds["binning"] = binning_seconds
+        return self
 
     def _adds_to_fitted_model(self):
         """True if ``fit`` is a warm start that adds trees to a fitted model."""

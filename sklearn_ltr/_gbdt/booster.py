@@ -61,6 +61,7 @@ class Booster:
         self.trees = []
         self.train_scores = np.zeros(0)
         self.validation_scores = np.zeros(0)
+        self.phase_seconds = {}
         self._flat = None
 
     @property
@@ -206,9 +207,12 @@ class Booster:
         )
         start_time = time.perf_counter()
         progress = ProgressLine(verbose) if verbose else None
+        seconds = dict.fromkeys(("gradients", "grow", "score_update", "tracking"), 0.0)
 
         for iteration in range(first_iteration, n_iterations):
+            tic = time.perf_counter()
             training.compute_gradients(iteration, random_seed)
+            seconds["gradients"] += time.perf_counter() - tic
 
             rng = np.random.default_rng([random_seed, 2, iteration])
             feature_mask = np.ones(n_features, dtype=np.uint8)
@@ -220,12 +224,17 @@ class Booster:
                 queries = np.sort(rng.choice(n_queries, n_sampled_queries, replace=False))
                 sample_indices, _ = rows_of_queries(offsets, queries)
 
+            tic = time.perf_counter()
             tree = grower.grow(
                 training.gradients, training.hessians, sample_indices=sample_indices,
                 feature_mask=feature_mask,
             )
             self.trees.append(tree.nodes)
+            tac = time.perf_counter()
             training.add_tree(tree, sampled=sample_indices is not None)
+            toc = time.perf_counter()
+            seconds["grow"] += tac - tic
+            seconds["score_update"] += toc - tac
 
             should_stop = False
             if track:
@@ -235,6 +244,7 @@ class Booster:
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
                 if n_iter_no_change is not None:
                     should_stop = _should_stop(validation_scores, n_iter_no_change, tol)
+            seconds["tracking"] += time.perf_counter() - toc
             last = should_stop or iteration + 1 == n_iterations
             if verbose and (verbose == 1 or (iteration + 1) % verbose == 0 or last):
                 elapsed = time.perf_counter() - start_time
@@ -252,6 +262,16 @@ class Booster:
             if should_stop:
                 break
 
+        self.phase_seconds = {
+            "gradients": seconds["gradients"],
+            "histograms": grower.time_histograms,
+            "split_finding": grower.time_find_split,
+            "partition": grower.time_partition,
+            "tree_other": seconds["grow"] - grower.time_histograms - grower.time_find_split
+            - grower.time_partition,
+            "score_update": seconds["score_update"],
+            "tracking": seconds["tracking"],
+        }
         n_grown = self.n_trees
         if validation is not None and n_iter_no_change is not None:
             # Keep the trees up to the best validation score, as LightGBM does
