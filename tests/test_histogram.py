@@ -10,7 +10,6 @@ from sklearn_ltr._gbdt.histogram import (
     _build_histogram_root_const,
     _constant_value,
     _gather_gradients,
-    _subtract_histograms,
     allocate_histograms,
 )
 
@@ -72,22 +71,6 @@ def test_histogram_is_independent_of_sample_order():
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-def test_subtraction_equals_direct_build_of_sibling():
-    X, g, h = _data(seed=4)
-    rng = np.random.default_rng(5)
-    rows = np.arange(len(g), dtype=np.int32)
-    left = np.sort(rng.choice(rows, 400, replace=False)).astype(np.int32)
-    right = np.setdiff1d(rows, left).astype(np.int32)
-    parent, hl, hr = _build(X, g, h, rows), _build(X, g, h, left), _build(X, g, h, right)
-    out = np.empty_like(parent)
-    _subtract_histograms(parent, hl, out)
-    np.testing.assert_allclose(out, hr, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(out[..., 2], hr[..., 2])
-    # In place, into the parent's buffer, as the grower does.
-    _subtract_histograms(parent, hl, parent)
-    np.testing.assert_array_equal(parent, out)
-
-
 def test_feature_mask_leaves_other_features_untouched():
     X, g, h = _data(seed=6)
     rows = np.arange(len(g), dtype=np.int32)
@@ -146,3 +129,23 @@ def test_constant_value():
     assert _constant_value(np.array([1, 1, 2], np.float32))[0] is False
     assert _constant_value(np.array([np.nan, np.nan], np.float32))[0] is False
     assert _constant_value(np.zeros(0, np.float32))[0] is False
+
+
+@pytest.mark.parametrize("hessian", [None, 0.5])
+@pytest.mark.parametrize("n_node", [1, 31, 32, 33, 200])
+def test_prefetching_node_builds_equal_brute_force(n_node, hessian):
+    # Nodes under 1/16 of the rows are built with prefetch hints; the rows
+    # near the end of the node (the last 32) have no row to prefetch.
+    from sklearn_ltr._gbdt import histogram
+
+    X, g, h = _data(n=5000, n_features=9, seed=3)
+    rows = np.sort(np.random.default_rng(4).choice(len(g), n_node, replace=False)).astype(np.int32)
+    assert histogram._prefetch_distance(n_node, len(g)) > 0
+    hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
+    mask = np.ones(X.shape[1], np.uint8)
+    if hessian is None:
+        _build_histogram(X, rows, g[rows], h[rows], mask, hist)
+    else:
+        h = np.full(len(g), hessian, np.float32)
+        _build_histogram_const(X, rows, g[rows], hessian, mask, hist)
+    np.testing.assert_allclose(hist, _brute_force(X, g, h, rows), rtol=1e-12)

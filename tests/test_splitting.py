@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _find_best_split, _partition
+from sklearn_ltr._gbdt.splitting import _find_best_split, _partition, find_best_splits
 
 MISSING = 8  # max_bins = 8, missing bin index 8
 
@@ -163,3 +163,37 @@ def test_partition_is_stable_and_matches_mask(mleft, n, n_rows):
     assert n_left == go_left.sum()
     np.testing.assert_array_equal(work[:n_left], rows[go_left])
     np.testing.assert_array_equal(work[n_left:], rows[~go_left])
+
+
+@pytest.mark.parametrize("masked_out", [(), (2,)])
+def test_split_search_with_sibling_subtracts_then_searches(masked_out):
+    # The grower gives the larger child the parent's histogram and the
+    # smaller child's; the search turns it into the larger child's and
+    # finds its split, as if that histogram had been built from its rows.
+    X, g, h, nb = _make(3, n=400)
+    mask = np.ones(X.shape[1], np.uint8)
+    mask[list(masked_out)] = 0
+    rows = np.arange(len(g), dtype=np.int32)
+    small = np.sort(np.random.default_rng(0).choice(rows, 120, replace=False)).astype(np.int32)
+    large = np.setdiff1d(rows, small).astype(np.int32)
+    parent, hist_small, hist_large = (_hist(X, g, h, r, mask) for r in (rows, small, large))
+    G = float(g[large].sum(dtype=np.float64))
+    H = float(h[large].sum(dtype=np.float64))
+    derived = _find_best_split(parent.copy(), G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0,
+                               0.1, sibling=hist_small)
+    direct = _find_best_split(hist_large, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
+    assert derived[1:4] == direct[1:4] and derived[6] == direct[6]
+    np.testing.assert_allclose(derived[0], direct[0], rtol=1e-9)
+    in_place = parent.copy()
+    _find_best_split(in_place, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1,
+                     sibling=hist_small)
+    allowed = mask.astype(bool)
+    np.testing.assert_array_equal(in_place[allowed], parent[allowed] - hist_small[allowed])
+    np.testing.assert_array_equal(in_place[~allowed], parent[~allowed])
+    # Both children in one call, as the grower makes it, give the same splits.
+    Gs, Hs = float(g[small].sum(dtype=np.float64)), float(h[small].sum(dtype=np.float64))
+    both = find_best_splits(
+        [(parent.copy(), hist_small, G, H, len(large)), (hist_small, None, Gs, Hs, len(small))],
+        nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
+    alone = _find_best_split(hist_small, Gs, Hs, len(small), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
+    assert both == [derived, alone]

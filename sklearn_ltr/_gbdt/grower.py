@@ -14,7 +14,8 @@ booster creates one grower per fit and calls :meth:`TreeGrower.grow` per tree.
 
 Histogram subtraction: when a node is split, only the smaller child's
 histogram is built from its rows; the larger child's is the parent's minus
-the smaller's, computed in place in the parent's histogram slot. So at most
+the smaller's, computed in place in the parent's histogram slot by the split
+search, feature by feature (see :func:`~.splitting._find_best_split`). So at most
 one histogram per splittable leaf is alive at any time.
 """
 
@@ -26,9 +27,9 @@ import numpy as np
 from numba import njit, parallel_chunksize
 
 from .common import NODE_DTYPE
-from .histogram import _subtract_histograms, allocate_histograms
+from .histogram import allocate_histograms
 from .node_rows import NodeRows
-from .splitting import _find_best_split
+from .splitting import find_best_splits
 
 
 class GrownTree(NamedTuple):
@@ -194,6 +195,7 @@ class TreeGrower:
         n_bins = self.missing_values_bin_idx + 1
         n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
+        self._per_feature = np.empty((2, n_features, 6))  # split search scratch
         self.time_find_split = 0.0
         self.time_total = 0.0
 
@@ -222,20 +224,27 @@ class TreeGrower:
             return False
         return sum_h >= 2 * self.min_hessian_to_split
 
-    def _find_split(self, node):
+    def _find_splits(self, *children):
+        """Find the best split of one node or of both children of a split,
+        each given as ``(node, sibling_slot)``: with ``sibling_slot >= 0``,
+        the node's slot holds its parent's histogram, which becomes the
+        node's by subtracting the sibling's on the way."""
         tic = perf_counter()
-        res = _find_best_split(
-            self._histograms[node["slot"]], node["sum_g"], node["sum_h"], node["count"],
+        hists = self._histograms
+        results = find_best_splits(
+            [(hists[node["slot"]], None if sibling < 0 else hists[sibling], node["sum_g"],
+              node["sum_h"], node["count"]) for node, sibling in children],
             self.n_bins_non_missing, self.missing_values_bin_idx, self._mask,
             self.min_samples_leaf, self.min_hessian_to_split, self.min_gain_to_split,
-            self.l2_regularization)
-        node["split"] = res
+            self.l2_regularization, self._per_feature)
         self.time_find_split += perf_counter() - tic
-        if res[1] >= 0:
-            heapq.heappush(self._heap, (-res[0], node["id"]))
-        else:
-            self._free_slots.append(node["slot"])
-            node["slot"] = -1
+        for (node, _), res in zip(children, results):
+            node["split"] = res
+            if res[1] >= 0:
+                heapq.heappush(self._heap, (-res[0], node["id"]))
+            else:
+                self._free_slots.append(node["slot"])
+                node["slot"] = -1
 
     def grow(self, gradients, hessians, sample_indices=None, feature_mask=None):
         """Grow one tree.
@@ -282,7 +291,7 @@ class TreeGrower:
         if self._splittable(n_used, sum_h, 0):
             root["slot"] = self._take_slot()
             rows.root_histogram(hists[root["slot"]])
-            self._find_split(root)
+            self._find_splits((root, -1))
 
         while self._heap and (max_leaves is None or n_leaves < max_leaves):
             _, node_id = heapq.heappop(self._heap)
@@ -315,24 +324,25 @@ class TreeGrower:
             small_ok = self._splittable(small["count"], small["sum_h"], depth)
             large_ok = self._splittable(large["count"], large["sum_h"], depth)
             if large_ok:
-                # Build the smaller child, derive the larger in the parent's slot.
+                # Build the smaller child; the larger one's histogram is the
+                # parent's minus it, made in the parent's slot while its best
+                # split is searched.
                 small_slot = self._take_slot()
                 rows.split(*split, small["id"], hists[small_slot])
-                _subtract_histograms(hists[parent_slot], hists[small_slot], hists[parent_slot])
                 large["slot"] = parent_slot
                 if small_ok:
                     small["slot"] = small_slot
+                    self._find_splits((large, small_slot), (small, -1))
                 else:
+                    self._find_splits((large, small_slot))
                     self._free_slots.append(small_slot)
             elif small_ok:
                 rows.split(*split, small["id"], hists[parent_slot])
                 small["slot"] = parent_slot
+                self._find_splits((small, -1))
             else:
                 rows.split(*split)
                 self._free_slots.append(parent_slot)
-            for child in (left, right):
-                if child["slot"] >= 0:
-                    self._find_split(child)
         tree = self._finalize(nodes)
         self.time_total += perf_counter() - tic_total
         return tree

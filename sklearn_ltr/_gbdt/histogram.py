@@ -36,6 +36,7 @@ results.
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .._parallel import pick, serial_twin
@@ -99,6 +100,28 @@ def _add_gc(typingctx, acc, b, g):
     return sig, codegen
 
 
+@intrinsic
+def _prefetch(typingctx, column, j):
+    """Ask the CPU to start loading ``column[j]`` into cache (a hint: it
+    never faults and changes no result). ``column`` is a 1-d uint8 array."""
+    sig = types.void(column, j)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        index = builder.zext(args[1], ir.IntType(64))
+        byte_ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        # (address, read, high temporal locality, data cache)
+        address = builder.bitcast(builder.gep(ary.data, [index]), byte_ptr)
+        builder.call(fn, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 def allocate_histograms(n_histograms, n_features, n_bins):
     """Allocate a stack of histograms.
 
@@ -121,9 +144,12 @@ def allocate_histograms(n_histograms, n_features, n_bins):
 
 @njit(cache=True)
 def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-               start, stop, hist):
-    """Accumulate features[start:stop] (at most 4) into ``hist``, general hessians."""
+               start, stop, hist, ahead):
+    """Accumulate features[start:stop] (at most 4) into ``hist``, general
+    hessians; with ``use_indices``, prefetch the columns ``ahead`` rows ahead
+    (0: none)."""
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
+    n_hinted = max(0, n - ahead) if ahead > 0 else 0
     for k in range(start, stop):
         hist[features[k]][:] = 0.0
     if stop - start == 4:
@@ -137,6 +163,12 @@ def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, featu
         h3 = hist[features[start + 3]]
         if use_indices:
             for i in range(n):
+                if i < n_hinted:
+                    k = np.uint32(sample_indices[i + ahead])
+                    _prefetch(c0, k)
+                    _prefetch(c1, k)
+                    _prefetch(c2, k)
+                    _prefetch(c3, k)
                 # uint32 index: no negative-index wraparound check.
                 j = np.uint32(sample_indices[i])
                 g = gradients[i]
@@ -167,9 +199,11 @@ def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, featu
 
 @njit(cache=True)
 def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                     start, stop, hist):
-    """Accumulate features[start:stop] (at most 8) into ``hist``, constant hessian."""
+                     start, stop, hist, ahead):
+    """Accumulate features[start:stop] (at most 8) into ``hist``, constant
+    hessian; ``ahead`` as in :func:`_hist_rows`."""
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
+    n_hinted = max(0, n - ahead) if ahead > 0 else 0
     n_bins = hist.shape[1]
     acc = np.zeros((8, n_bins, 2))
     if stop - start == 8:
@@ -185,6 +219,16 @@ def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, 
         a4, a5, a6, a7 = acc[4], acc[5], acc[6], acc[7]
         if use_indices:
             for i in range(n):
+                if i < n_hinted:
+                    k = np.uint32(sample_indices[i + ahead])
+                    _prefetch(c0, k)
+                    _prefetch(c1, k)
+                    _prefetch(c2, k)
+                    _prefetch(c3, k)
+                    _prefetch(c4, k)
+                    _prefetch(c5, k)
+                    _prefetch(c6, k)
+                    _prefetch(c7, k)
                 j = np.uint32(sample_indices[i])
                 g = gradients[i]
                 _add_gc(a0, c0[j], g)
@@ -246,7 +290,7 @@ _MIN_PARALLEL_CELLS = 200_000
 
 @njit(parallel=True, cache=True)
 def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, hessians,
-                             features, hist):
+                             features, hist, ahead):
     """Build a histogram, general hessians (see :func:`_build_histogram_root`
     and :func:`_build_histogram`).
 
@@ -254,18 +298,19 @@ def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, h
     and ``hessians`` are gathered (row ``i`` of the node is entry ``i``);
     without, the rows are all rows and ``sample_indices`` is not read.
     ``features`` (int64, ascending) are the features to build, taken four
-    at a time.
+    at a time. ``ahead``: how many rows ahead to prefetch (see
+    :func:`_prefetch_distance`).
     """
     n_active = features.shape[0]
     n_groups = (n_active + 3) // 4
     for grp in prange(n_groups):
         _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-                   grp * 4, min(grp * 4 + 4, n_active), hist)
+                   grp * 4, min(grp * 4 + 4, n_active), hist, ahead)
 
 
 @njit(parallel=True, cache=True)
 def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradients, hessian,
-                                   features, hist):
+                                   features, hist, ahead):
     """Build a histogram, constant hessian (see
     :func:`_build_histogram_root_const` and :func:`_build_histogram_const`);
     ``sample_indices``, ``use_indices`` and ``features`` as in
@@ -274,7 +319,7 @@ def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradie
     n_groups = (n_active + 7) // 8
     for grp in prange(n_groups):
         _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                         grp * 8, min(grp * 8 + 8, n_active), hist)
+                         grp * 8, min(grp * 8 + 8, n_active), hist, ahead)
 
 
 _build_histogram_of_rows_serial = serial_twin(_build_histogram_of_rows)
@@ -288,6 +333,23 @@ def _histogram_kernel(n_rows, features, const_hessian):
                     n_rows * features.shape[0], _MIN_PARALLEL_CELLS)
     return pick(_build_histogram_of_rows, _build_histogram_of_rows_serial,
                 n_rows * features.shape[0], _MIN_PARALLEL_CELLS)
+
+
+# A node's rows are a sorted subset of all rows. When they are few, nearly
+# every column read lands on a cache line of its own, and the kernel waits on
+# memory: prefetching the rows this far ahead overlaps those waits (measured
+# on MSLR-shaped data, 1 thread: 40% less time for nodes of under 1,000 rows
+# out of 120,000, 30% for 1,000 to 5,000). When a node holds a large share of
+# the rows, the reads are nearly sequential, the hardware prefetcher does the
+# job, and the hints only cost instructions (30% more time above a sixth).
+_PREFETCH_ROWS_AHEAD = 32
+_PREFETCH_MAX_SHARE = 1 / 16
+
+
+def _prefetch_distance(n_node_rows, n_rows):
+    """How many rows ahead the kernels prefetch for a node of this size (0:
+    no prefetching)."""
+    return _PREFETCH_ROWS_AHEAD if n_node_rows < _PREFETCH_MAX_SHARE * n_rows else 0
 
 
 def _masked_in(feature_mask):
@@ -315,7 +377,7 @@ def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist):
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(X_binned.shape[0], features, False)
-    kernel(X_binned, _NO_ROWS, False, gradients, hessians, features, hist)
+    kernel(X_binned, _NO_ROWS, False, gradients, hessians, features, hist, 0)
 
 
 def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessians,
@@ -339,7 +401,8 @@ def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessia
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, False)
-    kernel(X_binned, sample_indices, True, ordered_gradients, ordered_hessians, features, hist)
+    kernel(X_binned, sample_indices, True, ordered_gradients, ordered_hessians, features, hist,
+           _prefetch_distance(sample_indices.shape[0], X_binned.shape[0]))
 
 
 def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist):
@@ -360,7 +423,7 @@ def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(X_binned.shape[0], features, True)
-    kernel(X_binned, _NO_ROWS, False, gradients, float(hessian), features, hist)
+    kernel(X_binned, _NO_ROWS, False, gradients, float(hessian), features, hist, 0)
 
 
 def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
@@ -384,24 +447,8 @@ def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, True)
-    kernel(X_binned, sample_indices, True, ordered_gradients, float(hessian), features, hist)
-
-
-def _subtract_histograms(parent, sibling, out):
-    """Compute ``out = parent - sibling`` (the histogram subtraction trick).
-
-    Parameters
-    ----------
-    parent : ndarray of shape (n_features, n_bins, 4), dtype float64
-        Histogram of the parent node.
-    sibling : ndarray of shape (n_features, n_bins, 4), dtype float64
-        Histogram of one child.
-    out : ndarray of shape (n_features, n_bins, 4), dtype float64
-        Output: histogram of the other child. May be ``parent`` itself.
-    """
-    # NumPy, not a kernel: an element-wise subtraction (the same IEEE result
-    # either way) as fast as a serial loop, with nothing to compile.
-    np.subtract(parent, sibling, out=out)
+    kernel(X_binned, sample_indices, True, ordered_gradients, float(hessian), features, hist,
+           _prefetch_distance(sample_indices.shape[0], X_binned.shape[0]))
 
 
 @njit(cache=True)

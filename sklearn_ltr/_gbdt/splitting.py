@@ -16,15 +16,19 @@ bin are tried at every threshold, plus "all values left, missing right"
 (``b`` is the last value bin); otherwise missing values (at predict time)
 go to the child with more training rows.
 
-The scan over features is serial (see :func:`_find_best_split`); it is a
-small fraction of the time spent building histograms.
+Features are scanned in parallel, the two children of a split in the same
+parallel region (see :func:`find_best_splits`), each feature by the same
+serial loops over its bins, so the result does not depend on the number of
+threads.
 
 Ties in gain are broken deterministically: lowest feature index, then lowest
 bin, then missing-right before missing-left.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from .._parallel import pick, serial_twin
 
 
 @njit(cache=True, inline="always")
@@ -36,7 +40,10 @@ def _leaf_term(g, h, l2):
     return g * g / d
 
 
-@njit(cache=True)
+# error_model="numpy": a division by a non-positive hessian sum gives inf or
+# NaN, which the gains loop then discards, instead of a check that raises
+# ZeroDivisionError and keeps the loop from being vectorised.
+@njit(cache=True, error_model="numpy")
 def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
                             parent_term, min_samples_leaf, min_hessian_to_split, l2):
     """Scan the histogram of one feature for its best split.
@@ -77,6 +84,14 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
     mc = h[missing_bin, 2]
     has_missing = mc > 0
     n_dirs = 2 if has_missing else 1
+    # Left sums of every threshold, then the gain of every threshold (-inf
+    # where a child would break a constraint), then the first largest: the
+    # gains loop has no branch, so it runs on SIMD lanes, several divisions
+    # at a time. The sums are accumulated in bin order and the gains are the
+    # same expressions as a one-pass scan would compute, so the split found
+    # is the same as that scan's.
+    left = np.empty((3, max(n_bins_nm, 1)))
+    gains = np.empty(max(n_bins_nm, 1))
     for d in range(n_dirs):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
         gl = 0.0
@@ -94,43 +109,124 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
             gl += h[b, 0]
             hl += h[b, 1]
             cl += h[b, 2]
-            cr = count - cl
-            if cl < min_samples_leaf:
-                continue
-            if cr < min_samples_leaf:
-                break
-            hr = sum_h - hl
-            if hl < min_hessian_to_split or hr < min_hessian_to_split:
-                continue
+            left[0, b] = gl
+            left[1, b] = hl
+            left[2, b] = cl
+        for b in range(last):
+            gl = left[0, b]
+            hl = left[1, b]
+            cl = left[2, b]
             gr = sum_g - gl
-            gain = _leaf_term(gl, hl, l2) + _leaf_term(gr, hr, l2) - parent_term
-            if gain > best_gain:
-                best_gain = gain
+            hr = sum_h - hl
+            cr = count - cl
+            dl = hl + l2
+            dr = hr + l2
+            term_l = gl * gl / dl
+            term_r = gr * gr / dr
+            gain = (term_l if dl > 0.0 else 0.0) + (term_r if dr > 0.0 else 0.0) - parent_term
+            valid = ((cl >= min_samples_leaf) & (cr >= min_samples_leaf)
+                     & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split))
+            gains[b] = gain if valid else -np.inf
+        for b in range(last):
+            if gains[b] > best_gain:
+                best_gain = gains[b]
                 best_bin = b
                 best_mleft = d
-                best_gl = gl
-                best_hl = hl
-                best_cl = cl
+                best_gl = left[0, b]
+                best_hl = left[1, b]
+                best_cl = left[2, b]
     if not has_missing:
         # No missing value seen here: send NaN to the child with more rows.
         best_mleft = 1 if best_cl >= count - best_cl else 0
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
 
 
+@njit(parallel=True, cache=True)
+def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
+                                n_bins_non_missing, missing_bin, feature_mask,
+                                min_samples_leaf, min_hessian_to_split, l2_regularization,
+                                per_feature):
+    """Scan every allowed feature of one or two nodes for its best split, in
+    parallel over (node, feature) pairs: one parallel region for both
+    children of a split.
+
+    Node ``k`` (``k < per_feature.shape[0]``) has histogram ``hist<k>`` and
+    totals ``totals[k] = (sum_g, sum_h, count)``. With ``subtract[k]``,
+    ``hist<k>`` holds the parent's histogram and each allowed feature of it
+    first becomes ``hist<k> - sibling<k>``, the node's own (see
+    :func:`find_best_splits`). Row ``f`` of ``per_feature[k]`` receives
+    ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
+    ``f``'s best split; the gain is ``-inf`` for features masked out or
+    without a valid split.
+    """
+    n_features = hist0.shape[0]
+    for item in prange(per_feature.shape[0] * n_features):
+        k = item // n_features
+        f = item - k * n_features
+        if not feature_mask[f]:
+            per_feature[k, f, 0] = -np.inf
+            continue
+        hf = hist0[f] if k == 0 else hist1[f]
+        if subtract[k]:
+            sf = sibling0[f] if k == 0 else sibling1[f]
+            for b in range(hf.shape[0]):
+                for c in range(hf.shape[1]):
+                    hf[b, c] -= sf[b, c]
+        sum_g = totals[k, 0]
+        sum_h = totals[k, 1]
+        gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
+            hf, n_bins_non_missing[f], missing_bin, sum_g, sum_h, totals[k, 2],
+            _leaf_term(sum_g, sum_h, l2_regularization), min_samples_leaf,
+            min_hessian_to_split, l2_regularization)
+        out = per_feature[k, f]
+        out[0] = gain
+        out[1] = bin_
+        out[2] = mleft
+        out[3] = gl
+        out[4] = hl
+        out[5] = cl
+
+
 @njit(cache=True)
-def _find_best_split(hist, sum_g, sum_h, count, n_bins_non_missing, missing_bin,
-                     feature_mask, min_samples_leaf, min_hessian_to_split,
-                     min_gain_to_split, l2_regularization):
-    """Find the best split of a node over all allowed features.
+def _first_best_feature(per_feature):
+    """The feature with the largest gain in ``per_feature``, the lowest index
+    among equal gains (as a serial scan that replaces only on a strictly
+    larger gain), or -1 if no gain exceeds ``-inf``."""
+    best = -1
+    best_gain = -np.inf
+    for f in range(per_feature.shape[0]):
+        if per_feature[f, 0] > best_gain:
+            best = f
+            best_gain = per_feature[f, 0]
+    return best
+
+
+_best_split_of_each_feature_serial = serial_twin(_best_split_of_each_feature)
+
+# Scans of fewer histogram bins than this (over all allowed features of the
+# nodes) run serially: at about 3 ns a bin they take under 0.05 ms, about
+# what waking a second thread costs, and a small fit then compiles no
+# parallel scan.
+_MIN_PARALLEL_BINS = 16_000
+
+_NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0)
+
+
+def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
+                     min_hessian_to_split, min_gain_to_split, l2_regularization,
+                     per_feature=None):
+    """Find the best split of one or two nodes over all allowed features.
 
     Parameters
     ----------
-    hist : ndarray of shape (n_features, n_bins, 3), dtype float64
-        Histogram of the node (see :mod:`.histogram`).
-    sum_g, sum_h : float
-        Sums of gradients and hessians of the node.
-    count : int
-        Number of rows of the node.
+    nodes : sequence of one or two tuples ``(hist, sibling, sum_g, sum_h, count)``
+        Each node's histogram (ndarray of shape (n_features, n_bins, 4),
+        dtype float64, see :mod:`.histogram`), sums of gradients and
+        hessians and number of rows. If ``sibling`` is not None, ``hist``
+        holds the parent's histogram and is turned in place into the node's,
+        ``hist - sibling`` (the subtraction trick), feature by feature just
+        before each is scanned, while it is in cache; features masked out are
+        left as they are.
     n_bins_non_missing : ndarray of shape (n_features,), dtype uint32
         Number of value bins of each feature.
     missing_bin : int
@@ -145,52 +241,54 @@ def _find_best_split(hist, sum_g, sum_h, count, n_bins_non_missing, missing_bin,
         A split is valid only if its gain is strictly larger.
     l2_regularization : float
         L2 regularization of leaf values.
+    per_feature : ndarray of shape (2, n_features, 6), dtype float64, default=None
+        Scratch space for each feature's best split (allocated if None).
 
     Returns
     -------
-    gain : float
-        Gain of the best split, ``-inf`` if there is no valid split.
-    feature_idx : int
-        Feature of the best split, -1 if none.
-    bin_threshold : int
-        Value bins ``<= bin_threshold`` go left.
-    missing_go_to_left : int
-        1 if missing values go left.
-    sum_g_left, sum_h_left : float
-        Sums of the left child.
-    count_left : int
-        Rows of the left child.
+    splits : list of tuple
+        One per node: ``(gain, feature_idx, bin_threshold,
+        missing_go_to_left, sum_g_left, sum_h_left, count_left)``: the gain
+        (``-inf`` and feature -1 if there is no valid split), the feature,
+        value bins ``<= bin_threshold`` go left, 1 if missing values go left,
+        sums and rows of the left child.
     """
-    n_features = hist.shape[0]
-    parent_term = _leaf_term(sum_g, sum_h, l2_regularization)
-    fcount = float(count)
-    # The best split so far; features are scanned in increasing order and
-    # only a strictly larger gain replaces it, so ties go to the lowest
-    # feature. Kept in scalars rather than per-feature arrays: allocating
-    # and filling those arrays made up a third of this kernel's compile time.
-    best = -1
-    best_gain = -np.inf
-    best_bin = 0
-    best_mleft = 0
-    best_gl = 0.0
-    best_hl = 0.0
-    best_cl = 0.0
-    # Serial on purpose: the scan is ~0.1 ms per node, and launching a
-    # parallel region costs as much on an idle machine and far more when
-    # the cores are shared.
-    for f in range(n_features):
-        if not feature_mask[f]:
+    n_nodes = len(nodes)
+    hist0 = nodes[0][0]
+    n_features = hist0.shape[0]
+    if per_feature is None:
+        per_feature = np.empty((2, n_features, 6))
+    per_feature = per_feature[:n_nodes]
+    hist1 = nodes[-1][0]
+    siblings = [hist if sibling is None else sibling for hist, sibling, *_ in nodes]
+    subtract = np.array([sibling is not None for _, sibling, *_ in nodes], dtype=np.uint8)
+    totals = np.array([[float(g), float(h), float(c)] for *_, g, h, c in nodes])
+    n_bins_scanned = n_nodes * int(np.dot(n_bins_non_missing.astype(np.int64), feature_mask != 0))
+    scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
+                n_bins_scanned, _MIN_PARALLEL_BINS)
+    scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
+         missing_bin, feature_mask, int(min_samples_leaf), float(min_hessian_to_split),
+         float(l2_regularization), per_feature)
+    splits = []
+    for k in range(n_nodes):
+        best = _first_best_feature(per_feature[k])
+        if best < 0 or not per_feature[k, best, 0] > min_gain_to_split:
+            splits.append(_NO_SPLIT)
             continue
-        res = _best_split_one_feature(
-            hist[f], n_bins_non_missing[f], missing_bin, sum_g, sum_h, fcount,
-            parent_term, min_samples_leaf, min_hessian_to_split, l2_regularization)
-        if res[0] > best_gain:
-            best = f
-            best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = res
-    if best < 0 or not best_gain > min_gain_to_split:
-        return -np.inf, -1, 0, 0, 0.0, 0.0, 0
-    return (best_gain, best, best_bin, best_mleft, best_gl, best_hl,
-            int(best_cl + 0.5))
+        gain, bin_threshold, mleft, sum_g_left, sum_h_left, count_left = per_feature[k, best]
+        splits.append((float(gain), best, int(bin_threshold), int(mleft), float(sum_g_left),
+                       float(sum_h_left), int(count_left + 0.5)))
+    return splits
+
+
+def _find_best_split(hist, sum_g, sum_h, count, n_bins_non_missing, missing_bin,
+                     feature_mask, min_samples_leaf, min_hessian_to_split,
+                     min_gain_to_split, l2_regularization, sibling=None):
+    """:func:`find_best_splits` of a single node (``hist`` and ``sibling`` as
+    there); returns its split tuple."""
+    return find_best_splits(
+        [(hist, sibling, sum_g, sum_h, count)], n_bins_non_missing, missing_bin, feature_mask,
+        min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization)[0]
 
 
 @njit(cache=True, inline="always")
