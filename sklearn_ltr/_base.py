@@ -474,7 +474,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                 n_samples, has_validation_set, offsets.shape[0] - 1,
                 None if val_queries is None else val_queries.shape[0],
             ))
-        train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
+        if val_queries is None:
+            # Every query trains: its rows are ``order`` itself, not a copy of it.
+            train_rows, train_offsets = order, offsets
+        else:
+            train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
 
         tic = time.perf_counter()
         if not warm:
@@ -492,11 +496,17 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             elif val_queries is not None:
                 val_rows, val_offsets = rows_of_queries(offsets, val_queries, order)
                 validation = (bin_mapper.transform(X, row_order=val_rows), y[val_rows], val_offsets)
+                del val_rows
             else:  # validation_fraction=None: stop on the training data itself
                 validation = (X_binned, y_train, train_offsets)
 
         extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
         objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
+        # Boosting reads only the binned rows and the objective: drop this
+        # frame's references to the rest, so that what validation copied or
+        # converted (a DataFrame, a list or integers in X: a float64 copy of
+        # the whole matrix) is freed before the boosting loop allocates.
+        del X, y, qid, sample_weight, y_secondary, X_val, y_val, qid_val, order, train_rows, extra
         self._boost(
             TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
             objective_name=objective.name,

@@ -79,6 +79,8 @@ def _thresholds_from_sorted(values, max_bins, out):
 
 # Size of the sorted block of sampled values that BinMapper.fit holds at once.
 _SORT_BLOCK_BYTES = 16 * 2**20
+# Sampled rows gathered at once into that block (about 1 MB at 10 features).
+_GATHER_ROWS = 16_384
 
 
 @njit(cache=True)
@@ -342,16 +344,28 @@ class BinMapper:
             # _SORT_BLOCK_BYTES instead of the size of the whole sample (218 MB
             # at 200,000 rows x 136 features), on top of X itself.
             width = max(4, _SORT_BLOCK_BYTES // (8 * n_sub))
+            # One buffer for every block, filled in place: a fancy-indexed
+            # block, its transposed copy and the previous block's would
+            # otherwise be alive at once (three times the block size).
+            buffer = np.empty((min(width, n_features), n_sub), dtype=np.float64)
             for start in range(0, n_features, width):
                 cols = slice(start, min(start + width, n_features))
-                block = X[:, cols] if rows is None else X[rows, cols]
                 # NumPy's sort (SIMD-accelerated on x86) is several times faster
                 # than numba's quicksort; one contiguous row per feature. The
-                # copy is made C-ordered before sorting it in place: np.sort of
-                # the transposed block kept its Fortran order, so the rows were
-                # strided, and _thresholds_from_sorted was compiled a second
-                # time for them besides the contiguous columns of sparse input.
-                X_sorted = np.array(block.T, dtype=np.float64, order="C")
+                # values are copied into C-ordered rows before sorting them in
+                # place: np.sort of the transposed block kept its Fortran
+                # order, so the rows were strided, and _thresholds_from_sorted
+                # was compiled a second time for them besides the contiguous
+                # columns of sparse input.
+                X_sorted = buffer[: cols.stop - start]
+                if rows is None:
+                    X_sorted[...] = X[:, cols].T
+                else:
+                    # The sampled rows a chunk at a time, so that the gathered
+                    # copy stays small instead of the size of the block.
+                    for lo in range(0, n_sub, _GATHER_ROWS):
+                        hi = min(lo + _GATHER_ROWS, n_sub)
+                        X_sorted[:, lo:hi] = X[rows[lo:hi], cols].T
                 X_sorted.sort(axis=1)
                 _find_thresholds_sorted(
                     X_sorted, max_bins, thresholds[cols], n_thr[cols], has_missing[cols]
