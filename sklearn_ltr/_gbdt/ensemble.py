@@ -140,7 +140,13 @@ class TreeEnsemble:
 
     def predict(self, X, n_trees=None):
         """Raw scores of unbinned ``X`` (dense or sparse) from the first
-        ``n_trees`` trees (all if None)."""
+        ``n_trees`` trees (all if None).
+
+        The compact copy of the trees that prediction walks is built on the
+        first call and cached with the node array, which is read-only: a
+        fitted model makes a new TreeEnsemble for every call, on the same
+        node array, so the copy is made once per fitted model.
+        """
         return predict_raw(self.nodes, self.tree_starts, X, n_trees=n_trees, init=self.baseline)
 
     def apply(self, X):
