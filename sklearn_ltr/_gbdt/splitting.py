@@ -141,50 +141,68 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
 
 
+# Features scanned by one parallel item: one feature's scan (about 1 us) is
+# too little work to be handed out alone.
+_FEATURES_PER_ITEM = 4
+
+
 @njit(parallel=True, cache=True)
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
                                 n_bins_non_missing, missing_bin, feature_mask,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
                                 per_feature):
     """Scan every allowed feature of one or two nodes for its best split, in
-    parallel over (node, feature) pairs: one parallel region for both
-    children of a split.
+    parallel over (node, block of features) pairs: one parallel region for
+    both children of a split.
 
     Node ``k`` (``k < per_feature.shape[0]``) has histogram ``hist<k>`` and
     totals ``totals[k] = (sum_g, sum_h, count)``. With ``subtract[k]``,
     ``hist<k>`` holds the parent's histogram and each allowed feature of it
     first becomes ``hist<k> - sibling<k>``, the node's own (see
-    :func:`find_best_splits`). Row ``f`` of ``per_feature[k]`` receives
+    :func:`find_best_splits`; the other bins, never read, are left as they
+    are). Row ``f`` of ``per_feature[k]`` receives
     ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
     ``f``'s best split; the gain is ``-inf`` for features masked out or
     without a valid split.
     """
     n_features = hist0.shape[0]
-    for item in prange(per_feature.shape[0] * n_features):
-        k = item // n_features
-        f = item - k * n_features
-        if not feature_mask[f]:
-            per_feature[k, f, 0] = -np.inf
-            continue
-        hf = hist0[f] if k == 0 else hist1[f]
-        if subtract[k]:
-            sf = sibling0[f] if k == 0 else sibling1[f]
-            for b in range(hf.shape[0]):
-                for c in range(hf.shape[1]):
-                    hf[b, c] -= sf[b, c]
-        sum_g = totals[k, 0]
-        sum_h = totals[k, 1]
-        gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
-            hf, n_bins_non_missing[f], missing_bin, sum_g, sum_h, totals[k, 2],
-            _leaf_term(sum_g, sum_h, l2_regularization), min_samples_leaf,
-            min_hessian_to_split, l2_regularization)
-        out = per_feature[k, f]
-        out[0] = gain
-        out[1] = bin_
-        out[2] = mleft
-        out[3] = gl
-        out[4] = hl
-        out[5] = cl
+    n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
+    for item in prange(per_feature.shape[0] * n_blocks):
+        k = item // n_blocks
+        first = (item - k * n_blocks) * _FEATURES_PER_ITEM
+        for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
+            _scan_feature(hist0[f] if k == 0 else hist1[f],
+                          sibling0[f] if k == 0 else sibling1[f], subtract[k],
+                          n_bins_non_missing[f], missing_bin, feature_mask[f],
+                          totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
+                          min_hessian_to_split, l2_regularization, per_feature[k, f])
+
+
+@njit(cache=True, inline="always")
+def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, sum_g, sum_h, count,
+                  min_samples_leaf, min_hessian_to_split, l2_regularization, out):
+    """One feature of :func:`_best_split_of_each_feature`: subtract the
+    sibling's bins if asked (only the bins a scan reads: the value bins and
+    the missing bin), then write its best split into ``out``."""
+    if not allowed:
+        out[0] = -np.inf
+        return
+    if subtract:
+        for b in range(n_bins_nm):
+            for c in range(hf.shape[1]):
+                hf[b, c] -= sf[b, c]
+        for c in range(hf.shape[1]):
+            hf[missing_bin, c] -= sf[missing_bin, c]
+    gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
+        hf, n_bins_nm, missing_bin, sum_g, sum_h, count,
+        _leaf_term(sum_g, sum_h, l2_regularization), min_samples_leaf,
+        min_hessian_to_split, l2_regularization)
+    out[0] = gain
+    out[1] = bin_
+    out[2] = mleft
+    out[3] = gl
+    out[4] = hl
+    out[5] = cl
 
 
 @njit(cache=True)
@@ -203,8 +221,8 @@ def _first_best_feature(per_feature):
 
 _best_split_of_each_feature_serial = serial_twin(_best_split_of_each_feature)
 
-# Scans of fewer histogram bins than this (over all allowed features of the
-# nodes) run serially: at about 3 ns a bin they take under 0.05 ms, about
+# Scans of histograms with fewer bins than this (all nodes and features)
+# run serially: at about 3 ns a bin they take under 0.05 ms, about
 # what waking a second thread costs, and a small fit then compiles no
 # parallel scan.
 _MIN_PARALLEL_BINS = 16_000
@@ -225,8 +243,9 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
         hessians and number of rows. If ``sibling`` is not None, ``hist``
         holds the parent's histogram and is turned in place into the node's,
         ``hist - sibling`` (the subtraction trick), feature by feature just
-        before each is scanned, while it is in cache; features masked out are
-        left as they are.
+        before each is scanned, while it is in cache; only the bins that
+        scans read (each feature's value bins and the missing bin) are
+        subtracted, and features masked out are left as they are.
     n_bins_non_missing : ndarray of shape (n_features,), dtype uint32
         Number of value bins of each feature.
     missing_bin : int
@@ -263,9 +282,10 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     siblings = [hist if sibling is None else sibling for hist, sibling, *_ in nodes]
     subtract = np.array([sibling is not None for _, sibling, *_ in nodes], dtype=np.uint8)
     totals = np.array([[float(g), float(h), float(c)] for *_, g, h, c in nodes])
-    n_bins_scanned = n_nodes * int(np.dot(n_bins_non_missing.astype(np.int64), feature_mask != 0))
+    # The size of the histograms stands for the work: cheaper to find than
+    # the bins of the allowed features, and as good to choose a kernel.
     scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
-                n_bins_scanned, _MIN_PARALLEL_BINS)
+                n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, int(min_samples_leaf), float(min_hessian_to_split),
          float(l2_regularization), per_feature)
