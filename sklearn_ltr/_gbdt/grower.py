@@ -15,7 +15,7 @@ booster creates one grower per fit and calls :meth:`TreeGrower.grow` per tree.
 Histogram subtraction: when a node is split, only the smaller child's
 histogram is built from its rows; the larger child's is the parent's minus
 the smaller's, computed in place in the parent's histogram slot by the split
-search, feature by feature (see :func:`~.splitting._find_best_split`). So at most
+search, feature by feature (see :func:`~.splitting.find_best_splits`). So at most
 one histogram per splittable leaf is alive at any time.
 """
 
