@@ -572,3 +572,21 @@ def test_lambdamart_multi_objective_errors(click_data, params, fit_secondary, ma
     }[fit_secondary]
     with pytest.raises(ValueError, match=match):
         _lambdamart(**params).fit(X, y, qid=qid, y_secondary=secondary)
+
+
+def test_phase_seconds_account_for_the_fit(graded_data):
+    # bench_fit.py --profile prints these; they must cover the fit's phases
+    # without counting any twice.
+    import time
+
+    X, y, qid = graded_data
+    ranker = LambdaMARTRanker(n_estimators=5, early_stopping=True, random_state=0)
+    start = time.perf_counter()
+    ranker.fit(X, y, qid=qid)
+    elapsed = time.perf_counter() - start
+    phases = ranker._booster.phase_seconds
+    assert set(phases) == {"binning", "gradients", "histograms", "split_finding", "partition",
+                           "tree_other", "score_update", "tracking"}
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert phases["histograms"] > 0 and phases["split_finding"] > 0
+    assert sum(phases.values()) <= elapsed
