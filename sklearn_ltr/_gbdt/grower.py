@@ -29,7 +29,7 @@ from numba import njit, parallel_chunksize
 from .common import NODE_DTYPE
 from .histogram import allocate_histograms
 from .node_rows import NodeRows
-from .splitting import find_best_splits
+from .splitting import find_best_splits, split_scratch
 
 
 class GrownTree(NamedTuple):
@@ -195,7 +195,7 @@ class TreeGrower:
         n_bins = self.missing_values_bin_idx + 1
         n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
-        self._per_feature = np.empty((2, n_features, 6))  # split search scratch
+        self._split_scratch = split_scratch(n_features, n_bins)
         self.time_find_split = 0.0
         self.time_total = 0.0
 
@@ -236,7 +236,7 @@ class TreeGrower:
               node["sum_h"], node["count"]) for node, sibling in children],
             self.n_bins_non_missing, self.missing_values_bin_idx, self._mask,
             self.min_samples_leaf, self.min_hessian_to_split, self.min_gain_to_split,
-            self.l2_regularization, self._per_feature)
+            self.l2_regularization, self._split_scratch)
         self.time_find_split += perf_counter() - tic
         for (node, _), res in zip(children, results):
             node["split"] = res

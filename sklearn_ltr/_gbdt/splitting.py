@@ -25,8 +25,9 @@ Ties in gain are broken deterministically: lowest feature index, then lowest
 bin, then missing-right before missing-left.
 """
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 
 from .._parallel import pick, serial_twin
 
@@ -45,12 +46,12 @@ def _leaf_term(g, h, l2):
 # ZeroDivisionError and keeps the loop from being vectorised.
 @njit(cache=True, error_model="numpy")
 def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
-                            parent_term, min_samples_leaf, min_hessian_to_split, l2):
+                            parent_term, min_samples_leaf, min_hessian_to_split, l2, scratch):
     """Scan the histogram of one feature for its best split.
 
     Parameters
     ----------
-    h : ndarray of shape (n_bins, 3), dtype float64
+    h : ndarray of shape (n_bins, 4), dtype float64
         Histogram of the feature in the node.
     n_bins_nm : int
         Number of value (non-missing) bins of the feature.
@@ -66,6 +67,8 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
         Minimum sum of hessians per child.
     l2 : float
         L2 regularization.
+    scratch : ndarray of shape (4, >= n_bins_nm), dtype float64
+        Work space: the left sums and the gains of every threshold.
 
     Returns
     -------
@@ -90,8 +93,8 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
     # at a time. The sums are accumulated in bin order and the gains are the
     # same expressions as a one-pass scan would compute, so the split found
     # is the same as that scan's.
-    left = np.empty((3, max(n_bins_nm, 1)))
-    gains = np.empty(max(n_bins_nm, 1))
+    left = scratch[:3]
+    gains = scratch[3]
     for d in range(n_dirs):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
         gl = 0.0
@@ -150,7 +153,7 @@ _FEATURES_PER_ITEM = 4
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
                                 n_bins_non_missing, missing_bin, feature_mask,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                per_feature):
+                                per_feature, scratch):
     """Scan every allowed feature of one or two nodes for its best split, in
     parallel over (node, block of features) pairs: one parallel region for
     both children of a split.
@@ -163,24 +166,26 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     are). Row ``f`` of ``per_feature[k]`` receives
     ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
     ``f``'s best split; the gain is ``-inf`` for features masked out or
-    without a valid split.
+    without a valid split. ``scratch[t]`` is thread ``t``'s work space (see
+    :func:`split_scratch`).
     """
     n_features = hist0.shape[0]
     n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
     for item in prange(per_feature.shape[0] * n_blocks):
         k = item // n_blocks
         first = (item - k * n_blocks) * _FEATURES_PER_ITEM
+        work = scratch[get_thread_id()]
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
             _scan_feature(hist0[f] if k == 0 else hist1[f],
                           sibling0[f] if k == 0 else sibling1[f], subtract[k],
                           n_bins_non_missing[f], missing_bin, feature_mask[f],
                           totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
-                          min_hessian_to_split, l2_regularization, per_feature[k, f])
+                          min_hessian_to_split, l2_regularization, per_feature[k, f], work)
 
 
 @njit(cache=True, inline="always")
 def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, sum_g, sum_h, count,
-                  min_samples_leaf, min_hessian_to_split, l2_regularization, out):
+                  min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
     """One feature of :func:`_best_split_of_each_feature`: subtract the
     sibling's bins if asked (only the bins a scan reads: the value bins and
     the missing bin), then write its best split into ``out``."""
@@ -196,7 +201,7 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, sum_g, sum_
     gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
         hf, n_bins_nm, missing_bin, sum_g, sum_h, count,
         _leaf_term(sum_g, sum_h, l2_regularization), min_samples_leaf,
-        min_hessian_to_split, l2_regularization)
+        min_hessian_to_split, l2_regularization, work)
     out[0] = gain
     out[1] = bin_
     out[2] = mleft
@@ -230,9 +235,18 @@ _MIN_PARALLEL_BINS = 16_000
 _NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0)
 
 
+def split_scratch(n_features, n_bins):
+    """Work space of :func:`find_best_splits`, allocated once per grower:
+    each node's per-feature results, and the left sums and gains of one
+    feature for every thread numba may start (``NUMBA_NUM_THREADS``),
+    indexed by thread id, so the scan allocates nothing."""
+    return (np.empty((2, n_features, 6)),
+            np.empty((numba.config.NUMBA_NUM_THREADS, 4, n_bins)))
+
+
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
                      min_hessian_to_split, min_gain_to_split, l2_regularization,
-                     per_feature=None):
+                     scratch=None):
     """Find the best split of one or two nodes over all allowed features.
 
     Parameters
@@ -260,8 +274,8 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
         A split is valid only if its gain is strictly larger.
     l2_regularization : float
         L2 regularization of leaf values.
-    per_feature : ndarray of shape (2, n_features, 6), dtype float64, default=None
-        Scratch space for each feature's best split (allocated if None).
+    scratch : tuple, default=None
+        Work space from :func:`split_scratch` (allocated if None).
 
     Returns
     -------
@@ -275,8 +289,7 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     n_nodes = len(nodes)
     hist0 = nodes[0][0]
     n_features = hist0.shape[0]
-    if per_feature is None:
-        per_feature = np.empty((2, n_features, 6))
+    per_feature, work = split_scratch(n_features, hist0.shape[1]) if scratch is None else scratch
     per_feature = per_feature[:n_nodes]
     hist1 = nodes[-1][0]
     siblings = [hist if sibling is None else sibling for hist, sibling, *_ in nodes]
@@ -288,7 +301,7 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
                 n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, int(min_samples_leaf), float(min_hessian_to_split),
-         float(l2_regularization), per_feature)
+         float(l2_regularization), per_feature, work)
     splits = []
     for k in range(n_nodes):
         best = _first_best_feature(per_feature[k])
