@@ -51,6 +51,8 @@ import time
 import numba
 import numpy as np
 
+from _alternate import fastest_alternating
+
 import sklearn_ltr
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.datasets import make_ranking
@@ -167,22 +169,12 @@ def make_runtimes(model, paths, X64, X32):
 
 def bench_predict(runtimes, reference, repeats):
     """Fastest seconds per (runtime, threads), and each runtime's relative difference."""
-    best = {(name, t): np.inf for name in runtimes for t in THREADS}
     diffs = {}
     scale = np.max(np.abs(reference))
     for name, (_, _, runs) in runtimes.items():  # warm up (JIT, sessions) and check scores
         diffs[name] = max(np.max(np.abs(np.ravel(run()) - reference)) / scale for run in runs.values())
-    names = list(runtimes)
-    for repeat in range(repeats):
-        # Each runtime once per thread count, in an order that rotates between repeats.
-        order = names[repeat % len(names):] + names[:repeat % len(names)]
-        for t in THREADS:
-            for name in order:
-                start = time.perf_counter()
-                runtimes[name][2][t]()
-                best[name, t] = min(best[name, t], time.perf_counter() - start)
-        print(f"  repeat {repeat + 1}/{repeats} done", flush=True)
-    return best, diffs
+    runs = {name: runtime[2] for name, runtime in runtimes.items()}
+    return fastest_alternating(runs, THREADS, repeats, progress=True), diffs
 
 
 def machine_info():

@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from _alternate import fastest_alternating
+
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.datasets import make_ranking
 
@@ -104,16 +106,7 @@ def bench(runtimes, repeats):
     for name, runs in runtimes.items():  # warm up (compile, thread pools)
         for t, run in runs.items():
             scores[name, t] = np.ravel(run())
-    best = {key: np.inf for key in scores}
-    names = list(runtimes)
-    for repeat in range(repeats):
-        order = names[repeat % len(names):] + names[:repeat % len(names)]
-        for t in THREADS:
-            for name in order:
-                start = time.perf_counter()
-                runtimes[name][t]()
-                best[name, t] = min(best[name, t], time.perf_counter() - start)
-    return best, scores
+    return fastest_alternating(runtimes, THREADS, repeats), scores
 
 
 def commit():
