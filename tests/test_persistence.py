@@ -402,20 +402,28 @@ def test_truncated_corrupted_and_foreign_files_raise_value_error(fitted, tmp_pat
 
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(edits=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)),
-                      min_size=1, max_size=3),
-       cut=st.one_of(st.none(), st.floats(0, 1)))
-def test_fuzz_damaged_files_raise_value_error_or_load_identically(fitted, data, edits, cut):
-    ranker = fitted["lambdamart"]
+def _damaged_file(model, edits, cut, name):
+    """``model`` saved to memory, then each ``(where, byte)`` edit written at
+    that fraction of the file, then cut to the fraction ``cut`` (None: not
+    cut); named ``name`` for the error messages."""
     buf = io.BytesIO()
-    save_model(ranker, buf)
+    save_model(model, buf)
     raw = bytearray(buf.getvalue())
     for where, byte in edits:
         raw[int(where * len(raw))] = byte
     if cut is not None:
         raw = raw[: int(cut * len(raw))]
     damaged = io.BytesIO(bytes(raw))
-    damaged.name = "damaged.npz"
+    damaged.name = name
+    return damaged
+
+
+@given(edits=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)),
+                      min_size=1, max_size=3),
+       cut=st.one_of(st.none(), st.floats(0, 1)))
+def test_fuzz_damaged_files_raise_value_error_or_load_identically(fitted, data, edits, cut):
+    ranker = fitted["lambdamart"]
+    damaged = _damaged_file(ranker, edits, cut, "damaged.npz")
     try:
         loaded = load_model(damaged)
     except ValueError as exc:
@@ -725,13 +733,7 @@ def test_tampered_pipeline_files_raise_value_error_and_build_nothing(case, pipel
                       min_size=1, max_size=3))
 def test_fuzz_damaged_pipeline_files_raise_value_error_or_load_identically(pipelines, edits):
     pipe, X = pipelines("scaler")
-    buf = io.BytesIO()
-    save_model(pipe, buf)
-    raw = bytearray(buf.getvalue())
-    for where, byte in edits:
-        raw[int(where * len(raw))] = byte
-    damaged = io.BytesIO(bytes(raw))
-    damaged.name = "damaged.model"
+    damaged = _damaged_file(pipe, edits, None, "damaged.model")
     try:
         loaded = load_model(damaged)
     except ValueError as exc:
