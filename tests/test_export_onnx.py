@@ -188,7 +188,7 @@ def _leaf(value):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_single_leaf_trees_and_no_trees(dtype):
     stump = np.zeros(3, dtype=NODE_DTYPE)
-    stump[0] = (0.0, 10, 1, 0.25, 3, 1, 1, 2, 1.0, 0, 0)
+    stump[0] = (0.0, 10, 1, 0.25, 3, 1, 1, 2, 1.0, 0, 0, 0, 0)
     stump[1:] = np.concatenate([_leaf(1.0), _leaf(-2.0)])
     nodes = np.concatenate([_leaf(0.5), stump, _leaf(0.125)])
     ensemble = TreeEnsemble(nodes, np.array([0, 1, 4]), baseline=0.75, n_features=3)

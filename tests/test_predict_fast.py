@@ -211,9 +211,9 @@ def test_deep_chain_tree():
     nodes = np.zeros(2 * depth + 1, dtype=NODE_DTYPE)
     for i in range(depth):
         k = 2 * i
-        nodes[k] = (0, 0, 0, -float(i), 0, i % 2, 2 * i + 1, 2 * i + 2, 0, i, 0)
-        nodes[k + 1] = (-float(i), 0, -1, 0.0, 0, 0, -1, -1, 0, i + 1, 1)
-    nodes[2 * depth] = (100.0, 0, -1, 0.0, 0, 0, -1, -1, 0, depth, 1)
+        nodes[k] = (0, 0, 0, -float(i), 0, i % 2, 2 * i + 1, 2 * i + 2, 0, i, 0, 0, 0)
+        nodes[k + 1] = (-float(i), 0, -1, 0.0, 0, 0, -1, -1, 0, i + 1, 1, 0, 0)
+    nodes[2 * depth] = (100.0, 0, -1, 0.0, 0, 0, -1, -1, 0, depth, 1, 0, 0)
     assert compact_trees(nodes, np.zeros(1, np.int64)).depths[0] == depth
     X = np.array([[1.0], [-0.5], [-39.0], [-39.5], [-1e9], [np.nan]])
     assert_bits_equal(predict_raw(nodes, np.zeros(1, np.int64), X),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _find_best_split, _partition, find_best_splits
+from sklearn_ltr._gbdt.splitting import _find_best_split, _partition, find_best_splits, left_bins
 
 MISSING = 8  # max_bins = 8, missing bin index 8
 
@@ -76,7 +76,8 @@ def test_best_split_equals_brute_force(seed, msl, min_hess, l2):
     if expected is None:
         assert res[1] == -1
         return
-    gain, f, b, mleft, gl, hl, cl = res
+    gain, f, b, mleft, gl, hl, cl, categories = res
+    assert categories is None
     assert gain == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
     assert mask[f]
     # The returned split really has that gain and those left statistics.
@@ -157,7 +158,7 @@ def test_partition_is_stable_and_matches_mask(mleft, n, n_rows):
     rows = np.sort(rng.choice(len(X), n_rows, replace=False)).astype(np.int32)
     work = rows.copy()
     buf = np.empty(len(X), np.int32)
-    n_left = _partition(work, X, 1, 3, mleft, MISSING, buf)
+    n_left = _partition(work, X, 1, left_bins(3, mleft, None, MISSING), buf)
     col = X[rows, 1]
     go_left = np.where(col == MISSING, bool(mleft), col <= 3)
     assert n_left == go_left.sum()

@@ -2,7 +2,14 @@
 
 Each feature gets at most ``max_bins`` value bins, bounded by quantile
 thresholds computed on a seeded subsample, plus one bin reserved for missing
-values (NaN) at index ``max_bins``. The binned matrix is ``uint8`` and
+values (NaN) at index ``max_bins``.
+
+A categorical feature gets one bin per category instead: its
+``max_bins`` most frequent categories, in increasing order of their
+values, so that the bin of a category is its index among them. The missing
+bin takes NaN, negative values (missing, as in scikit-learn's
+HistGradientBoosting) and the rarer categories; at prediction time,
+categories never seen in training join them. The binned matrix is ``uint8`` and
 Fortran-ordered (one contiguous column per feature), which is the layout the
 histogram kernels read.
 """
@@ -232,6 +239,62 @@ _map_csr_to_bins_serial = serial_twin(_map_csr_to_bins)
 _MIN_PARALLEL_CELLS = 50_000
 
 
+def _column(X, f):
+    """Column ``f`` of dense or sparse ``X`` as a float64 array."""
+    if sparse.issparse(X):
+        return X[:, [f]].toarray().ravel().astype(np.float64, copy=False)
+    return np.asarray(X[:, f], dtype=np.float64)
+
+
+def _categories_of_column(column, max_bins, feature):
+    """The categories of one categorical column, as :class:`BinMapper` keeps
+    them: the ``max_bins`` most frequent (the smaller value first among equal
+    counts), sorted by value; and whether the column has values that go to
+    the missing bin (NaN, negative, or a rarer category)."""
+    known = column >= 0  # False for NaN too
+    values = column[known]
+    if values.size and (np.any(values != np.floor(values)) or values.max() >= 2**31):
+        bad = values[(values != np.floor(values)) | (values >= 2**31)][0]
+        raise ValueError(
+            f"Categorical feature {feature} has the value {bad!r}: categories must be "
+            "integer codes in [0, 2**31) (negative values and NaN mean missing). Encode "
+            "the column (e.g. with sklearn.preprocessing.OrdinalEncoder or a pandas "
+            "'category' dtype), or leave the feature out of categorical_features."
+        )
+    categories, counts = np.unique(values, return_counts=True)
+    has_missing = values.size < column.size
+    if categories.size > max_bins:
+        # Stable sort of the negated counts: among equal counts the smaller
+        # category (first in np.unique's order) is kept.
+        kept = np.sort(np.argsort(-counts, kind="stable")[:max_bins])
+        categories = categories[kept]
+        has_missing = True
+    return categories.astype(np.float64), bool(has_missing)
+
+
+def category_codes(values, categories):
+    """Bin of each raw value of a categorical feature: its index in the
+    sorted ``categories``, or -1 for NaN, negative values and values not
+    among them.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,), dtype float
+        Raw values.
+    categories : ndarray of shape (n_categories,), dtype float64
+        The feature's categories, increasing (``BinMapper.bin_thresholds_[f]``).
+
+    Returns
+    -------
+    codes : ndarray of shape (n,), dtype int64
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if categories.shape[0] == 0:
+        return np.full(values.shape, -1, dtype=np.int64)
+    codes = np.minimum(np.searchsorted(categories, values), categories.shape[0] - 1)
+    return np.where(categories[codes] == values, codes, -1)
+
+
 class BinMapper:
     """Map raw feature values to integer bins.
 
@@ -245,13 +308,21 @@ class BinMapper:
         thresholds. ``None`` uses all rows.
     random_state : int, numpy Generator or None, default=None
         Seed of the subsampling.
+    is_categorical : array-like of bool of shape (n_features,), default=None
+        Which features are categorical: their values are category codes,
+        non-negative integers below 2**31 (negative values and NaN are
+        missing). None means none is.
 
     Attributes
     ----------
     bin_thresholds_ : list of ndarray of dtype float64
-        For each feature, the upper bound (inclusive) of each value bin but
-        the last: value ``x`` goes to bin ``b`` with
-        ``bin_thresholds_[f][b - 1] < x <= bin_thresholds_[f][b]``.
+        For each numeric feature, the upper bound (inclusive) of each value
+        bin but the last: value ``x`` goes to bin ``b`` with
+        ``bin_thresholds_[f][b - 1] < x <= bin_thresholds_[f][b]``. For a
+        categorical feature, its categories: category ``bin_thresholds_[f][b]``
+        goes to bin ``b``.
+    is_categorical_ : ndarray of shape (n_features,), dtype bool
+        Which features are categorical.
     n_bins_non_missing_ : ndarray of shape (n_features,), dtype uint32
         Number of value bins of each feature (``len(bin_thresholds_[f]) + 1``).
     missing_values_bin_idx_ : int
@@ -262,10 +333,12 @@ class BinMapper:
         Number of features seen in ``fit``.
     """
 
-    def __init__(self, max_bins=MAX_BINS, subsample=200_000, random_state=None):
+    def __init__(self, max_bins=MAX_BINS, subsample=200_000, random_state=None,
+                 is_categorical=None):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
+        self.is_categorical = is_categorical
 
     def _validate(self):
         if not (isinstance(self.max_bins, (int, np.integer)) and 2 <= self.max_bins <= MAX_BINS):
@@ -289,6 +362,17 @@ class BinMapper:
         if X.dtype.kind != "f":
             X = X.astype(X_DTYPE)
         return X
+
+    def _checked_is_categorical(self, n_features):
+        if self.is_categorical is None:
+            return np.zeros(n_features, dtype=bool)
+        is_categorical = np.asarray(self.is_categorical)
+        if is_categorical.shape != (n_features,) or is_categorical.dtype != bool:
+            raise ValueError(
+                f"is_categorical must be a boolean array of shape ({n_features},), got "
+                f"{is_categorical.dtype} of shape {is_categorical.shape}."
+            )
+        return is_categorical.copy()
 
     def fit(self, X, sample_rows=None):
         """Compute the bin thresholds of every feature.
@@ -373,10 +457,22 @@ class BinMapper:
         self._tables = _search_tables(thresholds, n_thr)
         self.bin_thresholds_ = [thresholds[f, : n_thr[f]].copy() for f in range(n_features)]
         self.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
+        self.is_categorical_ = self._checked_is_categorical(n_features)
+        for f in np.flatnonzero(self.is_categorical_):
+            column = _column(X, f) if rows is None else _column(X, f)[rows]
+            categories, has_missing[f] = _categories_of_column(column, max_bins, f)
+            self.bin_thresholds_[f] = categories
+            self.n_bins_non_missing_[f] = categories.shape[0]
         self.missing_values_bin_idx_ = max_bins
         self.has_missing_values_ = has_missing
         self.n_features_in_ = n_features
         return self
+
+    def feature_categories(self):
+        """For each feature, its categories (``bin_thresholds_[f]``) if it is
+        categorical, else None: :class:`~.ensemble.TreeEnsemble`'s
+        ``categories``."""
+        return tuple(t if c else None for t, c in zip(self.bin_thresholds_, self.is_categorical_))
 
     def transform(self, X, row_order=None):
         """Bin X.
@@ -434,6 +530,11 @@ class BinMapper:
             map_to_bins = pick(_map_dense_to_bins, _map_dense_to_bins_serial, out.size,
                                _MIN_PARALLEL_CELLS)
             map_to_bins(readonly_view(X), row_order, self._tables, missing_bin, out)
+        # Categorical columns were binned by their (unused) thresholds above,
+        # a few wasted nanoseconds a value; their bins are their codes.
+        for f in np.flatnonzero(self.is_categorical_):
+            codes = category_codes(_column(X, f)[row_order], self.bin_thresholds_[f])
+            out[:, f] = np.where(codes < 0, missing_bin, codes)
         return out
 
     def fit_transform(self, X, row_order=None):

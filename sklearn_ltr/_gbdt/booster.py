@@ -62,6 +62,9 @@ class Booster:
         self.train_scores = np.zeros(0)
         self.validation_scores = np.zeros(0)
         self.phase_seconds = {}
+        # Categories of each feature, None for numeric ones (TreeEnsemble's
+        # categories), set from the bin mapper by boost.
+        self.categories = None
         self._flat = None
 
     @property
@@ -88,6 +91,7 @@ class Booster:
                 None if missing_in_training is None
                 else np.array(missing_in_training, dtype=bool)
             ),
+            categories=self.categories,
         )
 
     def predict(self, X):
@@ -97,6 +101,7 @@ class Booster:
     def staged_predict(self, X):
         """Yield raw scores after each tree."""
         out = np.full(X.shape[0], self.baseline, dtype=Y_DTYPE)
+        X = self.ensemble().encode(X)
         for tree in self.trees:
             out += predict_raw(tree, _ONE_TREE, X)
             yield out.copy()
@@ -174,6 +179,7 @@ class Booster:
         training.start_scores(self.baseline, self.trees)
 
         first_iteration = self.n_trees
+        self.categories = bin_mapper.feature_categories()
         track = validation is not None or verbose
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
@@ -203,6 +209,7 @@ class Booster:
             self.missing_values_bin_idx,
             bin_thresholds=bin_mapper.bin_thresholds_,
             shrinkage=learning_rate,
+            is_categorical=bin_mapper.is_categorical_,
             **tree_params,
         )
         start_time = time.perf_counter()

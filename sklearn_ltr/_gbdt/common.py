@@ -1,6 +1,7 @@
 """Dtypes (and a small array helper) shared by the engine's modules, kept in one place."""
 
 import numpy as np
+from numba import njit
 
 # Raw feature values as seen by binning and prediction.
 X_DTYPE = np.float64
@@ -13,6 +14,9 @@ G_H_DTYPE = np.float32
 Y_DTYPE = np.float64
 
 MAX_BINS = 255  # value bins at most; the missing-value bin comes on top
+# A set of bins (0..255, the missing bin included) as a bitset of 8 words.
+BITSET_WORDS = 8
+BITSET_DTYPE = np.uint32
 
 # One record per tree node. A fitted tree is a flat array of these, so a
 # model is plain data: it pickles, and it can be written to JSON/npz.
@@ -29,6 +33,12 @@ NODE_DTYPE = np.dtype(
         ("gain", np.float64),  # split gain, for feature_importances_
         ("depth", np.int32),
         ("is_leaf", np.uint8),
+        # Categorical splits: bin (category index) b goes left iff bit b of
+        # left_categories is set; num_threshold and bin_threshold are unused
+        # and the missing bin (NaN, unknown and rare categories) follows
+        # missing_go_to_left.
+        ("is_categorical", np.uint8),
+        ("left_categories", np.uint32, (BITSET_WORDS,)),
     ]
 )
 
@@ -45,3 +55,23 @@ def readonly_view(array):
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+@njit(cache=True, inline="always")
+def in_bitset(bitset, b):
+    """Whether bin ``b`` (0..255) is in ``bitset`` (BITSET_WORDS uint32 words)."""
+    return ((bitset[b >> 5] >> (b & 31)) & 1) != 0
+
+
+def bitset_of(bins):
+    """The bitset (ndarray of BITSET_WORDS uint32) holding ``bins``."""
+    bitset = np.zeros(BITSET_WORDS, dtype=BITSET_DTYPE)
+    for b in bins:
+        bitset[int(b) >> 5] |= BITSET_DTYPE(1) << BITSET_DTYPE(int(b) & 31)
+    return bitset
+
+
+def bins_of(bitset):
+    """The sorted bins (ndarray of int64) set in ``bitset``."""
+    bits = np.unpackbits(np.asarray(bitset, dtype="<u4").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits)

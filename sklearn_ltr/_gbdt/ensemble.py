@@ -10,7 +10,12 @@ the engine.
 The decision rule, which every exporter must reproduce: at a split node a row
 goes to ``left`` iff ``x <= num_threshold`` (float64 comparison), and to
 ``missing_go_to_left``'s side iff ``x`` is NaN. ``+inf`` and ``-inf`` are
-ordinary values. The score is ``baseline + sum of the leaf values``, the
+ordinary values. At a categorical split (``is_categorical``), a row goes
+left iff its category is one of the split's left categories:
+``categories[f][b]`` for every bit ``b`` set in ``left_categories``
+(:meth:`TreeEnsemble.left_category_values`). Every other value (NaN,
+negative, fractional, or a category not among ``categories[f]``) goes to
+``missing_go_to_left``'s side. The score is ``baseline + sum of the leaf values``, the
 trees' values added in tree order.
 """
 
@@ -18,7 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .common import NODE_DTYPE
+from scipy import sparse
+
+from .binning import category_codes
+from .common import NODE_DTYPE, X_DTYPE, bins_of
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 
 __all__ = ["TreeEnsemble", "subtree_means"]
@@ -77,6 +85,11 @@ class TreeEnsemble:
         that the learned ``missing_go_to_left`` of its splits means
         something; None if unknown (then every direction counts as
         learned).
+    categories : tuple or None
+        For each feature, None if it is numeric, or the increasing ndarray
+        of its categories (float64 integer codes) if it is categorical: bit
+        ``b`` of a split's ``left_categories`` stands for ``categories[f][b]``.
+        None if no feature is categorical.
     """
 
     nodes: np.ndarray
@@ -86,6 +99,7 @@ class TreeEnsemble:
     feature_names: tuple = None
     objective: str = ""
     missing_in_training: np.ndarray = None
+    categories: tuple = None
 
     def __post_init__(self):
         if self.nodes.dtype != NODE_DTYPE:
@@ -97,6 +111,18 @@ class TreeEnsemble:
             )
         if self.missing_in_training is None:
             object.__setattr__(self, "missing_in_training", np.ones(self.n_features, dtype=bool))
+        if self.categories is not None:
+            if len(self.categories) != self.n_features:
+                raise ValueError(
+                    f"categories has {len(self.categories)} entries for {self.n_features} "
+                    "features."
+                )
+            if all(c is None for c in self.categories):
+                object.__setattr__(self, "categories", None)
+        categorical_splits = (self.nodes["is_categorical"] != 0) & (self.nodes["is_leaf"] == 0)
+        if any(self.categories is None or self.categories[f] is None
+               for f in np.unique(self.nodes["feature_idx"][categorical_splits])):
+            raise ValueError("A categorical split's feature has no categories.")
         for array in (self.nodes, self.tree_starts, self.missing_in_training):
             array.setflags(write=False)
 
@@ -138,6 +164,36 @@ class TreeEnsemble:
         learned[splits] = self.missing_in_training[self.nodes["feature_idx"][splits]]
         return learned
 
+    @property
+    def is_categorical(self):
+        """Boolean mask of the categorical features."""
+        if self.categories is None:
+            return np.zeros(self.n_features, dtype=bool)
+        return np.array([c is not None for c in self.categories])
+
+    def left_category_values(self, node):
+        """The categories (float64 codes) that go left at categorical split
+        ``node`` (an index into :attr:`nodes`)."""
+        row = self.nodes[node]
+        return self.categories[row["feature_idx"]][bins_of(row["left_categories"])]
+
+    def encode(self, X):
+        """``X`` as the prediction kernels read it: each categorical
+        feature's values replaced by their index among its categories, NaN
+        for any value that is not one of them. ``X`` itself is returned if no
+        feature is categorical; sparse input with categorical features is
+        made dense.
+        """
+        if self.categories is None:
+            return X
+        X = X.toarray() if sparse.issparse(X) else X
+        encoded = np.array(X, dtype=X_DTYPE, order="C")
+        for f, categories in enumerate(self.categories):
+            if categories is not None:
+                codes = category_codes(encoded[:, f], categories)
+                encoded[:, f] = np.where(codes < 0, np.nan, codes)
+        return encoded
+
     def predict(self, X, n_trees=None):
         """Raw scores of unbinned ``X`` (dense or sparse) from the first
         ``n_trees`` trees (all if None).
@@ -147,7 +203,8 @@ class TreeEnsemble:
         fitted model makes a new TreeEnsemble for every call, on the same
         node array, so the copy is made once per fitted model.
         """
-        return predict_raw(self.nodes, self.tree_starts, X, n_trees=n_trees, init=self.baseline)
+        return predict_raw(self.nodes, self.tree_starts, self.encode(X), n_trees=n_trees,
+                           init=self.baseline)
 
     def apply(self, X):
         """Leaf reached by each row in each tree.
@@ -162,7 +219,7 @@ class TreeEnsemble:
         leaves : ndarray of shape (n_rows, n_trees), dtype int32
             Index of the leaf node within its tree's node array.
         """
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(self.encode(X), dtype=np.float64)
         tree_starts = _check_ensemble(self.nodes, self.tree_starts, None)
         out = np.zeros((X.shape[0], tree_starts.shape[0]), dtype=np.int32)
         _predict_leaf_nodes(self.nodes, tree_starts, X, out)

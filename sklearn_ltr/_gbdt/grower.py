@@ -29,7 +29,7 @@ from numba import njit, parallel_chunksize
 from .common import NODE_DTYPE
 from .histogram import allocate_histograms
 from .node_rows import NodeRows
-from .splitting import find_best_splits, split_scratch
+from .splitting import find_best_splits, left_bins, split_scratch
 
 
 class GrownTree(NamedTuple):
@@ -130,6 +130,9 @@ class TreeGrower:
         A split is made only if its gain is strictly larger.
     shrinkage : float, default=1.0
         Multiplies every leaf value (the learning rate).
+    is_categorical : ndarray of shape (n_features,), dtype bool, default=None
+        Which features are categorical (their bins are categories, see
+        :mod:`~.categorical`); None means none.
 
     Attributes
     ----------
@@ -150,7 +153,8 @@ class TreeGrower:
     def __init__(self, X_binned, n_bins_non_missing, has_missing_values,
                  missing_values_bin_idx, bin_thresholds=None, max_leaf_nodes=31,
                  max_depth=None, min_samples_leaf=20, min_hessian_to_split=1e-3,
-                 l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0):
+                 l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0,
+                 is_categorical=None):
         if not 1 <= missing_values_bin_idx <= 255:
             raise ValueError("missing_values_bin_idx must be in [1, 255].")
         if hasattr(X_binned, "split") and hasattr(X_binned, "root_histogram"):
@@ -179,6 +183,12 @@ class TreeGrower:
             raise ValueError(f"shrinkage must be > 0, got {shrinkage}.")
         if bin_thresholds is not None and len(bin_thresholds) != n_features:
             raise ValueError("bin_thresholds must have one array per feature.")
+        if is_categorical is None:
+            is_categorical = np.zeros(n_features, dtype=bool)
+        is_categorical = np.asarray(is_categorical, dtype=bool)
+        if is_categorical.shape != (n_features,):
+            raise ValueError("is_categorical must have one entry per feature.")
+        self.is_categorical = is_categorical.astype(np.uint8)
         self.rows = rows
         self.n_bins_non_missing = n_bins_non_missing
         self.has_missing_values = np.asarray(has_missing_values, dtype=bool)
@@ -236,7 +246,7 @@ class TreeGrower:
               node["sum_h"], node["count"]) for node, sibling in children],
             self.n_bins_non_missing, self.missing_values_bin_idx, self._mask,
             self.min_samples_leaf, self.min_hessian_to_split, self.min_gain_to_split,
-            self.l2_regularization, self._split_scratch)
+            self.l2_regularization, self._split_scratch, self.is_categorical)
         self.time_find_split += perf_counter() - tic
         for (node, _), res in zip(children, results):
             node["split"] = res
@@ -296,7 +306,7 @@ class TreeGrower:
         while self._heap and (max_leaves is None or n_leaves < max_leaves):
             _, node_id = heapq.heappop(self._heap)
             node = nodes[node_id]
-            gain, feat, bin_thr, mleft, gl, hl, cl = node["split"]
+            gain, feat, bin_thr, mleft, gl, hl, cl, categories = node["split"]
             depth = node["depth"] + 1
             left = dict(id=len(nodes), count=int(cl), sum_g=gl, sum_h=hl, depth=depth,
                         slot=-1, split=None, left=-1, right=-1)
@@ -309,7 +319,9 @@ class TreeGrower:
             n_leaves += 1
             parent_slot = node["slot"]
             node["slot"] = -1
-            split = (node_id, feat, bin_thr, mleft, left["id"], right["id"])
+            split = (node_id, feat,
+                     left_bins(bin_thr, mleft, categories, self.missing_values_bin_idx),
+                     left["id"], right["id"])
             if max_leaves is not None and n_leaves >= max_leaves:
                 # No further split will happen: skip the children's histograms.
                 rows.split(*split)
@@ -372,13 +384,18 @@ class TreeGrower:
                 k += 1
             else:
                 gain, feat, bin_thr, mleft = nd["split"][:4]
+                categories = nd["split"][7]
                 rec["gain"] = gain
                 rec["feature_idx"] = feat
                 rec["bin_threshold"] = bin_thr
                 rec["missing_go_to_left"] = mleft
                 rec["left"] = nd["left"]
                 rec["right"] = nd["right"]
-                if self.bin_thresholds is None:
+                if categories is not None:
+                    rec["is_categorical"] = 1
+                    rec["left_categories"] = categories
+                    rec["num_threshold"] = np.nan
+                elif self.bin_thresholds is None:
                     rec["num_threshold"] = np.nan
                 else:
                     thr = self.bin_thresholds[feat]

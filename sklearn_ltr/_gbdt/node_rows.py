@@ -14,8 +14,8 @@ The methods, in the order the grower calls them for one tree:
 - ``start(gradients, hessians, sample_indices, feature_mask)`` puts the used
   rows in the root and returns ``(n_used, sum_gradients, sum_hessians)``;
 - ``root_histogram(hist)`` fills the root's histogram;
-- ``split(node_id, feature, bin_threshold, missing_go_to_left, left_id,
-  right_id, histogram_of, hist)`` moves a node's rows into its two children
+- ``split(node_id, feature, left_bins, left_id, right_id, histogram_of,
+  hist)`` moves a node's rows into its two children
   and, if ``histogram_of`` is one of them, fills ``hist`` with its histogram;
 - ``leaf_assignment(leaf_ids)`` returns the rows of each leaf.
 """
@@ -158,17 +158,18 @@ class NodeRows:
                                   hist)
         self.time_histograms += perf_counter() - tic
 
-    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
-              histogram_of=-1, hist=None):
+    def split(self, node_id, feature, left_bins, left_id, right_id, histogram_of=-1, hist=None):
         """Move the rows of ``node_id`` into its children.
 
         Parameters
         ----------
         node_id, left_id, right_id : int
             The node split and the ids given to its children.
-        feature, bin_threshold, missing_go_to_left : int
-            The split: rows with ``X_binned[:, feature] <= bin_threshold`` go
-            left, the missing-value bin goes left iff ``missing_go_to_left``.
+        feature : int
+            The split feature.
+        left_bins : ndarray of shape (BITSET_WORDS,), dtype uint32
+            The bins of ``feature`` that go left, the missing bin included
+            (:func:`~.splitting.left_bins`).
         histogram_of : int, default=-1
             ``left_id`` or ``right_id`` to fill ``hist`` with that child's
             histogram; -1 for none.
@@ -182,8 +183,8 @@ class NodeRows:
         """
         start, stop = self._ranges.pop(node_id)
         tic = perf_counter()
-        n_left = _partition(self._indices[start:stop], self.X_binned, feature, bin_threshold,
-                            missing_go_to_left, self.missing_values_bin_idx, self._scratch)
+        n_left = _partition(self._indices[start:stop], self.X_binned, feature, left_bins,
+                            self._scratch)
         self.time_partition += perf_counter() - tic
         self._ranges[left_id] = (start, start + n_left)
         self._ranges[right_id] = (start + n_left, stop)

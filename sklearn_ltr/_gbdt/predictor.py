@@ -28,6 +28,12 @@ soon as all its rows are on leaves, not after the tree's deepest leaf.
 Each row still adds its trees' values in tree order, starting from 0.0, and
 adds the sum to the baseline at the end, as the row-by-row walk did, so the
 scores are bit-identical to it and do not depend on the number of threads.
+
+Categorical splits test the bit of a category in the node's bitset. The
+kernels here read a categorical feature's value as its category's *code*,
+its index among the feature's categories (NaN for missing and unknown
+categories): :meth:`~.ensemble.TreeEnsemble.predict` encodes raw
+categories before it calls them.
 """
 
 import weakref
@@ -38,7 +44,7 @@ from numba import njit, prange, uint32, uint64
 from scipy import sparse
 
 from .._parallel import pick, serial_twin
-from .common import NODE_DTYPE, X_DTYPE, readonly_view
+from .common import BITSET_WORDS, NODE_DTYPE, X_DTYPE, in_bitset, readonly_view
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
 _SPARSE_CHUNK_CELLS = 4_000_000
@@ -52,13 +58,16 @@ _BLOCK_ROWS = 64
 @njit(inline="always", cache=True)
 def _leaf_of_row(nodes, base, X, i):
     """Index in ``nodes`` of the leaf that row ``i`` of raw ``X`` reaches in
-    the tree rooted at ``base``: left iff ``x <= num_threshold``, NaN to
+    the tree rooted at ``base``: left iff ``x <= num_threshold`` (at a
+    categorical split, iff the code ``x`` is in ``left_categories``), NaN to
     ``missing_go_to_left``'s side."""
     k = base
     while not nodes[k]["is_leaf"]:
         x = X[i, nodes[k]["feature_idx"]]
         if np.isnan(x):
             go_left = nodes[k]["missing_go_to_left"] != 0
+        elif nodes[k]["is_categorical"]:
+            go_left = in_bitset(nodes[k]["left_categories"], int(x))
         else:
             go_left = x <= nodes[k]["num_threshold"]
         k = base + (nodes[k]["left"] if go_left else nodes[k]["right"])
@@ -67,7 +76,8 @@ def _leaf_of_row(nodes, base, X, i):
 
 CompactTrees = namedtuple(
     "CompactTrees", ["feature_offset", "threshold", "missing_right", "children", "value",
-                     "roots", "depths", "columns", "n_features_split"])
+                     "categorical", "category_bits", "roots", "depths", "columns",
+                     "n_features_split"])
 CompactTrees.__doc__ = """The trees of an ensemble in the layout that :func:`_predict_blocks` walks.
 
 Node ``k`` is node ``k`` of the flat ``NODE_DTYPE`` array (so a leaf's
@@ -89,6 +99,11 @@ children : ndarray of shape (2 * n_nodes,), dtype uint32
     leave a row on it.
 value : ndarray of shape (n_nodes,), dtype float64
     Leaf values (0 for splits).
+categorical : ndarray of shape (n_nodes,), dtype uint8
+    1 at categorical splits.
+category_bits : ndarray of shape (n_nodes, BITSET_WORDS), dtype uint32
+    The codes that go left at categorical splits; shape (0, BITSET_WORDS)
+    if the trees have none, which tells the kernel to skip the test.
 roots : ndarray of shape (n_trees,), dtype uint32
     Each tree's root.
 depths : ndarray of shape (n_trees,), dtype int64
@@ -145,7 +160,8 @@ def compact_trees(nodes, tree_starts):
     # and its missing direction flipped, so that the step's "right" means
     # "NaN, and NaN goes left", exactly the rule.
     missing_left = nodes["missing_go_to_left"] != 0
-    swap = ~is_leaf & np.isnan(nodes["num_threshold"])
+    categorical = ~is_leaf & (nodes["is_categorical"] != 0)
+    swap = ~is_leaf & ~categorical & np.isnan(nodes["num_threshold"])
     children = np.empty(2 * n_nodes, dtype=np.uint32)
     children[0::2] = np.where(swap, right, left)
     children[1::2] = np.where(swap, left, right)
@@ -167,10 +183,13 @@ def compact_trees(nodes, tree_starts):
     trees = CompactTrees(
         feature_offset=(np.where(is_leaf, 0, position).astype(np.uint32)
                         * np.uint32(_BLOCK_ROWS)),
-        threshold=np.where(is_leaf, 0.0, nodes["num_threshold"]).astype(np.float64),
+        threshold=np.where(is_leaf | categorical, 0.0, nodes["num_threshold"]).astype(np.float64),
         missing_right=(~is_leaf & (missing_left == swap)).astype(np.uint8),
         children=children,
         value=np.where(is_leaf, nodes["value"], 0.0).astype(np.float64),
+        categorical=categorical.astype(np.uint8),
+        category_bits=(np.ascontiguousarray(nodes["left_categories"]) if categorical.any()
+                       else np.zeros((0, BITSET_WORDS), dtype=np.uint32)),
         roots=tree_starts.astype(np.uint32),
         depths=depths,
         columns=columns,
@@ -178,7 +197,7 @@ def compact_trees(nodes, tree_starts):
     )
     # Read-only, as the kernel's arguments always are (one compiled
     # specialisation), and since a cached copy is shared by every call.
-    for array in trees[:8]:
+    for array in trees[:10]:
         array.flags.writeable = False
     return trees
 
@@ -212,8 +231,8 @@ def _cached_compact_trees(nodes, tree_starts):
 
 
 @njit(inline="always", cache=True)
-def _walk_block(feature_offset, threshold, missing_right, children, value, roots, depths,
-                xb, n_lanes, with_nan, index, acc):
+def _walk_block(feature_offset, threshold, missing_right, children, value, categorical,
+                category_bits, roots, depths, xb, n_lanes, with_nan, index, acc):
     """Set ``acc[:n_lanes]`` to the sums of the leaf values, tree by tree in
     order, of the rows whose values are in the feature-major block ``xb``
     (row ``r``'s value of the ``j``-th of the trees' ``columns`` at
@@ -221,8 +240,10 @@ def _walk_block(feature_offset, threshold, missing_right, children, value, roots
 
     ``with_nan`` says whether the block has NaN: without, ``x > threshold``
     alone decides, in a step that takes about a third less time than one
-    that also tests NaN.
+    that also tests NaN. Trees without categorical splits (an empty
+    ``category_bits``) skip their test the same way.
     """
+    with_categorical = category_bits.shape[0] > 0
     for r in range(n_lanes):
         acc[r] = 0.0
     for t in range(roots.shape[0]):
@@ -244,6 +265,8 @@ def _walk_block(feature_offset, threshold, missing_right, children, value, roots
                 right = x > threshold[k]
                 if with_nan:  # hoisted by the compiler: NaN-free blocks pay nothing
                     right |= (x != x) & (missing_right[k] != 0)
+                if with_categorical and categorical[k] and x == x:
+                    right = not in_bitset(category_bits[k], int(x))
                 step = children[(k << uint32(1)) + uint32(right)]
                 total += step
                 index[r] = step
@@ -254,8 +277,8 @@ def _walk_block(feature_offset, threshold, missing_right, children, value, roots
 
 
 @njit(parallel=True, cache=True)
-def _predict_blocks(feature_offset, threshold, missing_right, children, value, roots, depths,
-                    columns, X, out):
+def _predict_blocks(feature_offset, threshold, missing_right, children, value, categorical,
+                    category_bits, roots, depths, columns, X, out):
     """Add the ensemble's prediction for raw values to ``out``.
 
     A row goes left at a split iff ``x <= threshold``; NaN goes right iff
@@ -265,7 +288,7 @@ def _predict_blocks(feature_offset, threshold, missing_right, children, value, r
 
     Parameters
     ----------
-    feature_offset, threshold, missing_right, children, value, roots, depths, columns : ndarray
+    feature_offset, threshold, missing_right, children, value, categorical, category_bits, roots, depths, columns : ndarray
         The fields of :class:`CompactTrees` (``roots`` and ``depths`` may be
         the first trees' only).
     X : ndarray of shape (n_rows, n_features), dtype float64
@@ -297,8 +320,8 @@ def _predict_blocks(feature_offset, threshold, missing_right, children, value, r
                 with_nan |= x != x
         index = np.empty(_BLOCK_ROWS, dtype=np.uint32)
         acc = np.empty(_BLOCK_ROWS)
-        _walk_block(feature_offset, threshold, missing_right, children, value, roots, depths,
-                    xb, n_lanes, with_nan, index, acc)
+        _walk_block(feature_offset, threshold, missing_right, children, value, categorical,
+                    category_bits, roots, depths, xb, n_lanes, with_nan, index, acc)
         for r in range(n_in_block):
             out[start + r] += acc[r]
 
@@ -346,6 +369,8 @@ def _predict_binned_rows(nodes, tree_starts, X_binned, out, missing_values_bin_i
                 b = X_binned[i, nodes[k]["feature_idx"]]
                 if b == missing_values_bin_idx:
                     go_left = nodes[k]["missing_go_to_left"] != 0
+                elif nodes[k]["is_categorical"]:
+                    go_left = in_bitset(nodes[k]["left_categories"], b)
                 else:
                     go_left = b <= nodes[k]["bin_threshold"]
                 if go_left:
@@ -457,7 +482,7 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
             f"X has {X.shape[1]} features, but the trees split on feature "
             f"{trees.n_features_split - 1}."
         )
-    args = trees[:5] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
+    args = trees[:7] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
     # One block of rows has nothing to share between threads.
     work = n_rows * n_used if n_rows > _BLOCK_ROWS else 0
     predict = pick(_predict_blocks, _predict_blocks_serial, work,

@@ -23,6 +23,9 @@ threads.
 
 Ties in gain are broken deterministically: lowest feature index, then lowest
 bin, then missing-right before missing-left.
+
+Categorical features are scanned by :func:`~.categorical.best_categorical_split`
+instead; their best split is a set of categories (bins) that go left.
 """
 
 import numba
@@ -30,6 +33,8 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._parallel import pick, serial_twin
+from .categorical import best_categorical_split, left_categories
+from .common import BITSET_DTYPE, bitset_of, in_bitset
 
 
 @njit(cache=True, inline="always")
@@ -151,7 +156,7 @@ _FEATURES_PER_ITEM = 4
 
 @njit(parallel=True, cache=True)
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
-                                n_bins_non_missing, missing_bin, feature_mask,
+                                n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
                                 per_feature, scratch):
     """Scan every allowed feature of one or two nodes for its best split, in
@@ -166,8 +171,9 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     are). Row ``f`` of ``per_feature[k]`` receives
     ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
     ``f``'s best split; the gain is ``-inf`` for features masked out or
-    without a valid split. ``scratch[t]`` is thread ``t``'s work space (see
-    :func:`split_scratch`).
+    without a valid split (for a categorical feature, ``bin`` is the
+    ``n_left`` of :func:`~.categorical.best_categorical_split`).
+    ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
     """
     n_features = hist0.shape[0]
     n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
@@ -178,14 +184,14 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
             _scan_feature(hist0[f] if k == 0 else hist1[f],
                           sibling0[f] if k == 0 else sibling1[f], subtract[k],
-                          n_bins_non_missing[f], missing_bin, feature_mask[f],
+                          n_bins_non_missing[f], missing_bin, feature_mask[f], is_categorical[f],
                           totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
                           min_hessian_to_split, l2_regularization, per_feature[k, f], work)
 
 
 @njit(cache=True, inline="always")
-def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, sum_g, sum_h, count,
-                  min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
+def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical, sum_g, sum_h,
+                  count, min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
     """One feature of :func:`_best_split_of_each_feature`: subtract the
     sibling's bins if asked (only the bins a scan reads: the value bins and
     the missing bin), then write its best split into ``out``."""
@@ -198,10 +204,15 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, sum_g, sum_
                 hf[b, c] -= sf[b, c]
         for c in range(hf.shape[1]):
             hf[missing_bin, c] -= sf[missing_bin, c]
-    gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
-        hf, n_bins_nm, missing_bin, sum_g, sum_h, count,
-        _leaf_term(sum_g, sum_h, l2_regularization), min_samples_leaf,
-        min_hessian_to_split, l2_regularization, work)
+    parent_term = _leaf_term(sum_g, sum_h, l2_regularization)
+    if categorical:
+        gain, bin_, mleft, gl, hl, cl = best_categorical_split(
+            hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
+            min_hessian_to_split, l2_regularization)
+    else:
+        gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
+            hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
+            min_hessian_to_split, l2_regularization, work)
     out[0] = gain
     out[1] = bin_
     out[2] = mleft
@@ -232,7 +243,7 @@ _best_split_of_each_feature_serial = serial_twin(_best_split_of_each_feature)
 # parallel scan.
 _MIN_PARALLEL_BINS = 16_000
 
-_NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0)
+_NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0, None)
 
 
 def split_scratch(n_features, n_bins):
@@ -246,7 +257,7 @@ def split_scratch(n_features, n_bins):
 
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
                      min_hessian_to_split, min_gain_to_split, l2_regularization,
-                     scratch=None):
+                     scratch=None, is_categorical=None):
     """Find the best split of one or two nodes over all allowed features.
 
     Parameters
@@ -276,15 +287,20 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
         L2 regularization of leaf values.
     scratch : tuple, default=None
         Work space from :func:`split_scratch` (allocated if None).
+    is_categorical : ndarray of shape (n_features,), dtype uint8, default=None
+        Which features are categorical (non-zero); None means none.
 
     Returns
     -------
     splits : list of tuple
         One per node: ``(gain, feature_idx, bin_threshold,
-        missing_go_to_left, sum_g_left, sum_h_left, count_left)``: the gain
-        (``-inf`` and feature -1 if there is no valid split), the feature,
-        value bins ``<= bin_threshold`` go left, 1 if missing values go left,
-        sums and rows of the left child.
+        missing_go_to_left, sum_g_left, sum_h_left, count_left,
+        left_categories)``: the gain (``-inf`` and feature -1 if there is no
+        valid split), the feature, value bins ``<= bin_threshold`` go left,
+        1 if missing values go left, sums and rows of the left child; for a
+        categorical feature ``bin_threshold`` is 0 and ``left_categories``
+        is the bitset (ndarray of BITSET_WORDS uint32) of the bins that go
+        left, None otherwise.
     """
     n_nodes = len(nodes)
     hist0 = nodes[0][0]
@@ -295,13 +311,15 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     siblings = [hist if sibling is None else sibling for hist, sibling, *_ in nodes]
     subtract = np.array([sibling is not None for _, sibling, *_ in nodes], dtype=np.uint8)
     totals = np.array([[float(g), float(h), float(c)] for *_, g, h, c in nodes])
+    if is_categorical is None:
+        is_categorical = np.zeros(n_features, dtype=np.uint8)
     # The size of the histograms stands for the work: cheaper to find than
     # the bins of the allowed features, and as good to choose a kernel.
     scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
                 n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
-         missing_bin, feature_mask, int(min_samples_leaf), float(min_hessian_to_split),
-         float(l2_regularization), per_feature, work)
+         missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
+         float(min_hessian_to_split), float(l2_regularization), per_feature, work)
     splits = []
     for k in range(n_nodes):
         best = _first_best_feature(per_feature[k])
@@ -309,31 +327,49 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
             splits.append(_NO_SPLIT)
             continue
         gain, bin_threshold, mleft, sum_g_left, sum_h_left, count_left = per_feature[k, best]
+        categories = None
+        if is_categorical[best]:
+            # The scan kept the size of the set; the set itself is made for
+            # the chosen feature only.
+            categories = left_categories(nodes[k][0][best], n_bins_non_missing[best],
+                                         missing_bin, int(bin_threshold))
+            bin_threshold = 0
         splits.append((float(gain), best, int(bin_threshold), int(mleft), float(sum_g_left),
-                       float(sum_h_left), int(count_left + 0.5)))
+                       float(sum_h_left), int(count_left + 0.5), categories))
     return splits
 
 
 def _find_best_split(hist, sum_g, sum_h, count, n_bins_non_missing, missing_bin,
                      feature_mask, min_samples_leaf, min_hessian_to_split,
-                     min_gain_to_split, l2_regularization, sibling=None):
+                     min_gain_to_split, l2_regularization, sibling=None, is_categorical=None):
     """:func:`find_best_splits` of a single node (``hist`` and ``sibling`` as
     there); returns its split tuple."""
     return find_best_splits(
         [(hist, sibling, sum_g, sum_h, count)], n_bins_non_missing, missing_bin, feature_mask,
-        min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization)[0]
+        min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization,
+        is_categorical=is_categorical)[0]
 
 
-@njit(cache=True, inline="always")
-def _goes_left(b, bin_threshold, missing_go_to_left, missing_bin):
-    """Whether a row with bin ``b`` goes to the left child."""
-    # Bitwise, not short-circuit, operators: no branches.
-    return ((b <= bin_threshold) & (b != missing_bin)) | ((b == missing_bin) & missing_go_to_left)
+def left_bins(bin_threshold, missing_go_to_left, categories, missing_bin):
+    """The bitset of the bins that go left in a split, the missing bin
+    included: ``categories`` (a categorical split's bitset) or the value bins
+    ``<= bin_threshold``, plus the missing bin if ``missing_go_to_left``.
+
+    Returns
+    -------
+    bitset : ndarray of shape (BITSET_WORDS,), dtype uint32
+    """
+    if categories is not None:
+        bitset = np.array(categories, dtype=BITSET_DTYPE)
+    else:
+        bitset = bitset_of(range(int(bin_threshold) + 1))
+    if missing_go_to_left:
+        bitset |= bitset_of([missing_bin])
+    return bitset
 
 
 @njit(cache=True)
-def _partition(sample_indices, X_binned, feature_idx, bin_threshold, missing_go_to_left,
-               missing_bin, buffer):
+def _partition(sample_indices, X_binned, feature_idx, left_bins, buffer):
     """Stable in-place partition of a node's rows into left then right.
 
     Keeping the relative order makes every child's rows ascending if the
@@ -355,12 +391,10 @@ def _partition(sample_indices, X_binned, feature_idx, bin_threshold, missing_go_
         Binned data.
     feature_idx : int
         Split feature.
-    bin_threshold : int
-        Value bins ``<= bin_threshold`` go left.
-    missing_go_to_left : int
-        1 if the missing bin goes left.
-    missing_bin : int
-        Index of the missing bin.
+    left_bins : ndarray of shape (BITSET_WORDS,), dtype uint32
+        The bins that go left (see :func:`left_bins`): one test serves
+        numeric and categorical splits, and a bit test costs what the
+        comparisons with a threshold and the missing bin did.
     buffer : ndarray of shape (>= n_node,), dtype int32
         Scratch space.
 
@@ -370,13 +404,12 @@ def _partition(sample_indices, X_binned, feature_idx, bin_threshold, missing_go_
         Number of rows that went left.
     """
     col = X_binned[:, feature_idx]
-    mleft = missing_go_to_left != 0
     n = sample_indices.shape[0]
     n_left = 0
     for i in range(n):
         j = sample_indices[i]
         buffer[n_left] = j
-        n_left += _goes_left(col[j], bin_threshold, mleft, missing_bin)
+        n_left += in_bitset(left_bins, col[j])
     # Right rows. Stop once the last one is placed, so that the throw-away
     # writes of left rows never land past the end of the node.
     pos = n_left
@@ -384,7 +417,7 @@ def _partition(sample_indices, X_binned, feature_idx, bin_threshold, missing_go_
         for i in range(n):
             j = sample_indices[i]
             buffer[pos] = j
-            pos += not _goes_left(col[j], bin_threshold, mleft, missing_bin)
+            pos += not in_bitset(left_bins, col[j])
             if pos == n:
                 break
     # An explicit loop, not ``sample_indices[:] = buffer[:n]``: numba

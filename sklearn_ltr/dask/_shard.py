@@ -278,11 +278,10 @@ class TrainingShard:
         self.training.node_rows.root_histogram(self._hist)
         return self._hist[:, :, :_SENT_FIELDS].copy()
 
-    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
-              histogram_of):
+    def split(self, node_id, feature, left_bins, left_id, right_id, histogram_of):
         hist = self._hist if histogram_of >= 0 else None
-        self.training.node_rows.split(node_id, feature, bin_threshold, missing_go_to_left,
-                                      left_id, right_id, histogram_of, hist)
+        self.training.node_rows.split(node_id, feature, left_bins, left_id, right_id,
+                                      histogram_of, hist)
         return None if hist is None else hist[:, :, :_SENT_FIELDS].copy()
 
     def add_tree(self, nodes, leaf_ids, leaf_values, sampled):
@@ -352,10 +351,9 @@ class DistributedNodeRows:
     def root_histogram(self, hist):
         self._sum_into(gather([shard.root_histogram() for shard in self.shards]), hist)
 
-    def split(self, node_id, feature, bin_threshold, missing_go_to_left, left_id, right_id,
-              histogram_of=-1, hist=None):
-        args = (int(node_id), int(feature), int(bin_threshold), int(missing_go_to_left),
-                int(left_id), int(right_id), int(histogram_of))
+    def split(self, node_id, feature, left_bins, left_id, right_id, histogram_of=-1, hist=None):
+        args = (int(node_id), int(feature), left_bins, int(left_id), int(right_id),
+                int(histogram_of))
         histograms = gather([shard.split(*args) for shard in self.shards])
         if histogram_of >= 0:
             self._sum_into(histograms, hist)
