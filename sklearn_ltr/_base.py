@@ -23,6 +23,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster, TrainingData
 from ._gbdt.common import X_DTYPE, Y_DTYPE
@@ -171,6 +172,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         "min_hessian_to_split": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
@@ -203,6 +205,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         min_hessian_to_split,
         l2_regularization,
         max_bins,
+        categorical_features,
         max_features,
         subsample,
         early_stopping,
@@ -223,6 +226,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.min_hessian_to_split = min_hessian_to_split
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.max_features = max_features
         self.subsample = subsample
         self.early_stopping = early_stopping
@@ -293,6 +297,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
     def _validate_X(self, X, *, name="X", allow_empty=True):
         """Check X against the fitted features. Scoring an empty batch is not
         an error; a validation set without rows is."""
+        X = encode_pandas_categories(X, getattr(self, "_pandas_categories", {}), name)
         check_numeric_columns(X, name)
         if not allow_empty and _num_samples(X) == 0:
             raise ValueError(f"{name} has no rows; a validation set needs at least one query.")
@@ -312,6 +317,9 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
+        warm = self._adds_to_fitted_model()
+        category_columns = self._pandas_categories if warm else pandas_categories(X)
+        X = encode_pandas_categories(X, category_columns)
         check_numeric_columns(X, "X")
         # Before validate_data, which would read "1.5" as 1.5.
         check_no_text_labels(y, "y")
@@ -332,6 +340,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             y_numeric=True,
         )
         y = self._checked_labels(y)
+        if not warm:
+            self._pandas_categories = category_columns
+            self.is_categorical_ = categorical_mask(
+                self.categorical_features, X.shape[1],
+                getattr(self, "feature_names_in_", None), category_columns)
         n_samples = X.shape[0]
         if qid is None:
             # Frames above: _fit, fit, scikit-learn's _fit_context, the keyword
@@ -611,7 +624,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             rows = np.sort(rng.choice(rows, _BINNING_SUBSAMPLE, replace=False))
         # The subsample is drawn here, from query-ordered training rows, so that
         # permuting whole queries in the input gives the same thresholds.
-        return BinMapper(max_bins=self.max_bins, subsample=None).fit(X, sample_rows=rows)
+        return BinMapper(max_bins=self.max_bins, subsample=None,
+                         is_categorical=self.is_categorical_).fit(X, sample_rows=rows)
 
     def _tree_params(self):
         return dict(

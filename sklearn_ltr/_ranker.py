@@ -33,7 +33,22 @@ _SHARED_PARAMETERS_DOC = """
         L2 penalty on leaf values.
     max_bins : int, default=255
         Maximum number of bins per feature for non-missing values; missing
-        values (NaN) get a bin of their own.
+        values (NaN) get a bin of their own. A categorical feature keeps its
+        ``max_bins`` most frequent categories; the rarer ones are treated as
+        missing values.
+    categorical_features : array-like of int, str or bool, 'from_dtype' or None, default='from_dtype'
+        The categorical features, as in scikit-learn's
+        HistGradientBoostingRegressor: indices, feature names (X must then be
+        a DataFrame), a boolean mask of shape (n_features,), None for none,
+        or 'from_dtype' for the pandas ``category`` columns of a DataFrame.
+        A categorical column holds integer category codes in [0, 2**31);
+        NaN and negative values are missing. A pandas ``category`` column is
+        read by its categories, so the column at predict time may list them
+        in another order. A split on a categorical feature sends a set of
+        categories left (found as LightGBM does, by sorting the categories by
+        their mean gradient). Missing values, categories rarer than the
+        ``max_bins`` most frequent, and categories not seen in ``fit`` go to
+        the split's missing-value side. LightGBM's ``categorical_feature``.
     max_features : float, default=1.0
         Fraction of the features each tree may split on, drawn per tree.
     subsample : float, default=1.0
@@ -85,6 +100,8 @@ _SHARED_PARAMETERS_DOC = """
 _ATTRIBUTES_DOC = """
     n_features_in_ : int
         Number of features seen in ``fit``.
+    is_categorical_ : ndarray of shape (``n_features_in_``,), dtype bool, or None
+        Which features are categorical; None if none is.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Feature names, when ``X`` was a DataFrame with string column names
         (never includes ``"qid"``).
@@ -247,6 +264,7 @@ class LambdaMARTRanker(BaseGBRanker):
         min_hessian_to_split=1e-3,
         l2_regularization=0.0,
         max_bins=255,
+        categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
         early_stopping="auto",
@@ -268,6 +286,7 @@ class LambdaMARTRanker(BaseGBRanker):
             min_hessian_to_split=min_hessian_to_split,
             l2_regularization=l2_regularization,
             max_bins=max_bins,
+            categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
             early_stopping=early_stopping,
@@ -422,6 +441,7 @@ class XENDCGRanker(BaseGBRanker):
         min_hessian_to_split=1e-3,
         l2_regularization=0.0,
         max_bins=255,
+        categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
         early_stopping="auto",
@@ -443,6 +463,7 @@ class XENDCGRanker(BaseGBRanker):
             min_hessian_to_split=min_hessian_to_split,
             l2_regularization=l2_regularization,
             max_bins=max_bins,
+            categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
             early_stopping=early_stopping,
@@ -501,6 +522,7 @@ class ListNetRanker(BaseGBRanker):
         min_hessian_to_split=1e-3,
         l2_regularization=0.0,
         max_bins=255,
+        categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
         early_stopping="auto",
@@ -522,6 +544,7 @@ class ListNetRanker(BaseGBRanker):
             min_hessian_to_split=min_hessian_to_split,
             l2_regularization=l2_regularization,
             max_bins=max_bins,
+            categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
             early_stopping=early_stopping,

@@ -1,0 +1,137 @@
+"""Which input columns are categorical, and pandas category columns as codes.
+
+The rankers take ``categorical_features`` as scikit-learn's
+HistGradientBoosting does. The engine reads a categorical column as integer
+category codes (see :mod:`sklearn_ltr._gbdt.binning`). A pandas
+``category`` column is turned into such codes here: the position of each
+value among the categories the column had in ``fit``, so that a frame whose
+column lists its categories in another order, or has more of them, is
+encoded as in training; values that were not categories in ``fit`` become
+NaN (missing, like categories never seen in training).
+"""
+
+import numpy as np
+
+__all__ = ["categorical_mask", "encode_pandas_categories", "pandas_categories"]
+
+
+def pandas_categories(X):
+    """The categories of each pandas ``category`` column of ``X``, by
+    position: ``{j: ndarray of the category values}`` (empty if X is not a
+    DataFrame)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return {}
+    return {
+        j: np.asarray(dtype.categories)
+        for j, (_, dtype) in enumerate(dtypes.items())
+        if getattr(dtype, "name", None) == "category"
+    }
+
+
+def encode_pandas_categories(X, categories, name="X"):
+    """``X`` with its pandas category columns (``categories`` as returned by
+    :func:`pandas_categories` in ``fit``) replaced by float codes.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a DataFrame, or one of those columns is not of
+        category dtype, while ``fit`` saw category columns.
+    """
+    if not categories:
+        return X
+    import pandas as pd
+
+    if not hasattr(X, "iloc"):
+        raise ValueError(
+            f"{name} is not a DataFrame, but the ranker was fitted on a DataFrame with "
+            f"category columns (positions {sorted(categories)}): pass a DataFrame with the "
+            "same columns, so that their values are read as the categories they were in fit."
+        )
+    X = X.copy(deep=False)
+    for j, known in categories.items():
+        column = X.iloc[:, j]
+        if getattr(column.dtype, "name", None) != "category":
+            raise ValueError(
+                f"Column {X.columns[j]!r} of {name} has dtype {column.dtype}, but it was a "
+                f"category column in fit; convert it with {name}[{X.columns[j]!r}]."
+                "astype('category')."
+            )
+        codes = pd.Categorical(column, categories=known).codes.astype(np.float64)
+        codes[codes < 0] = np.nan
+        X[X.columns[j]] = codes
+    return X
+
+
+def categorical_mask(categorical_features, n_features, feature_names, category_columns):
+    """The boolean mask of the categorical features, or None if there are
+    none, from ``categorical_features`` as HistGradientBoosting takes it.
+
+    Parameters
+    ----------
+    categorical_features : "from_dtype", None, array-like of int, of str or of bool
+        The estimator's parameter.
+    n_features : int
+        Number of features of X.
+    feature_names : ndarray of str or None
+        ``feature_names_in_``.
+    category_columns : collection of int
+        Positions of the pandas category columns of X.
+
+    Returns
+    -------
+    mask : ndarray of shape (n_features,), dtype bool, or None
+    """
+    mask = np.zeros(n_features, dtype=bool)
+    if isinstance(categorical_features, str):  # "from_dtype"
+        mask[list(category_columns)] = True
+    elif categorical_features is not None:
+        values = np.asarray(categorical_features)
+        if values.ndim != 1:
+            raise ValueError(
+                "categorical_features must be 'from_dtype', None, or a 1-d array-like of "
+                f"indices, feature names or booleans; got shape {values.shape}."
+            )
+        if values.dtype.kind == "b":
+            if values.shape[0] != n_features:
+                raise ValueError(
+                    f"categorical_features is a boolean mask of {values.shape[0]} entries, "
+                    f"but X has {n_features} features."
+                )
+            mask = values.copy()
+        elif values.dtype.kind in "iu":
+            bad = values[(values < 0) | (values >= n_features)]
+            if bad.size:
+                raise ValueError(
+                    f"categorical_features has the index {bad[0]}, out of range for X's "
+                    f"{n_features} features [0, {n_features - 1}]."
+                )
+            mask[values] = True
+        elif values.dtype.kind in "UO" and values.size:
+            if feature_names is None:
+                raise ValueError(
+                    "categorical_features names features, but X has no feature names: pass "
+                    "a DataFrame, or give the features by index."
+                )
+            names = list(feature_names)
+            missing = [v for v in values if v not in names]
+            if missing:
+                raise ValueError(
+                    f"categorical_features names {missing[0]!r}, which is not a feature of X "
+                    f"(its features are {names[:10]}{' ...' if len(names) > 10 else ''})."
+                )
+            mask[[names.index(v) for v in values]] = True
+        elif values.size:
+            raise ValueError(
+                "categorical_features must hold integer indices, feature names or booleans; "
+                f"got dtype {values.dtype}."
+            )
+        unmarked = [j for j in category_columns if not mask[j]]
+        if unmarked:
+            name = feature_names[unmarked[0]] if feature_names is not None else unmarked[0]
+            raise ValueError(
+                f"Column {name!r} has a category dtype but is not among categorical_features; "
+                "add it, or convert it to numbers yourself."
+            )
+    return mask if mask.any() else None
