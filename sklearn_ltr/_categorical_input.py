@@ -58,7 +58,9 @@ def encode_pandas_categories(X, categories, name="X"):
                 f"category column in fit; convert it with {name}[{X.columns[j]!r}]."
                 "astype('category')."
             )
-        codes = pd.Categorical(column, categories=known).codes.astype(np.float64)
+        # The position of each value among the categories of fit; -1 for
+        # NaN and for values that were not categories then.
+        codes = pd.Index(known).get_indexer(np.asarray(column, dtype=object)).astype(np.float64)
         codes[codes < 0] = np.nan
         X[X.columns[j]] = codes
     return X

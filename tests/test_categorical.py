@@ -1,0 +1,320 @@
+"""Native categorical features: binning, the split search, prediction, and
+the rankers' ``categorical_features`` parameter."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr._gbdt.binning import BinMapper
+from sklearn_ltr._gbdt.categorical import (
+    MIN_CATEGORY_SUPPORT,
+    best_categorical_split,
+    left_categories,
+)
+from sklearn_ltr._gbdt.common import bins_of
+from sklearn_ltr._gbdt.grower import grow_tree
+from sklearn_ltr._gbdt.predictor import predict_binned
+from sklearn_ltr.metrics import ndcg_score
+
+MISSING = 255
+
+
+# -- binning ---------------------------------------------------------------
+
+
+def test_bin_mapper_keeps_the_most_frequent_categories_as_bins():
+    rng = np.random.default_rng(0)
+    # Category c appears c + 1 times: with max_bins=4 the kept ones are the
+    # four most frequent, 6..9, and their bins follow their values.
+    col = np.concatenate([np.full(c + 1, float(c)) for c in range(10)])
+    col = np.concatenate([col, [np.nan, -1.0, -7.0]])
+    X = np.column_stack([rng.normal(size=col.size), rng.permutation(col)])
+    mapper = BinMapper(max_bins=4, is_categorical=[False, True]).fit(X)
+    np.testing.assert_array_equal(mapper.bin_thresholds_[1], [6.0, 7.0, 8.0, 9.0])
+    assert mapper.n_bins_non_missing_[1] == 4
+    assert mapper.has_missing_values_[1]
+    assert mapper.feature_categories()[0] is None
+    binned = mapper.transform(X)[:, 1]
+    expected = np.full(col.size, 4)  # the missing bin is max_bins
+    for b, c in enumerate([6.0, 7.0, 8.0, 9.0]):
+        expected[X[:, 1] == c] = b
+    np.testing.assert_array_equal(binned, expected)
+
+
+def test_bin_mapper_ties_in_frequency_keep_the_smaller_category():
+    col = np.array([5.0, 5.0, 3.0, 3.0, 9.0, 9.0, 1.0])
+    mapper = BinMapper(max_bins=2, is_categorical=[True]).fit(col[:, None])
+    np.testing.assert_array_equal(mapper.bin_thresholds_[0], [3.0, 5.0])
+
+
+def test_bin_mapper_categories_without_missing_values():
+    col = np.array([2.0, 0.0, 2.0, 7.0])
+    mapper = BinMapper(is_categorical=[True]).fit(col[:, None])
+    assert not mapper.has_missing_values_[0]
+    np.testing.assert_array_equal(mapper.transform(col[:, None])[:, 0], [1, 0, 1, 2])
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0**31, np.inf])
+def test_bin_mapper_refuses_categories_that_are_not_integer_codes(bad):
+    col = np.array([0.0, 1.0, bad])
+    with pytest.raises(ValueError, match="integer codes"):
+        BinMapper(is_categorical=[True]).fit(col[:, None])
+
+
+# -- split search ----------------------------------------------------------
+
+
+def _histogram(g_by_category, n_rows_by_category, missing=(0.0, 0)):
+    """A one-feature histogram with constant hessian 1 per row."""
+    h = np.zeros((256, 4))
+    for b, (g, n) in enumerate(zip(g_by_category, n_rows_by_category)):
+        h[b] = (g, n, n, 0)
+    h[MISSING] = (missing[0], missing[1], missing[1], 0)
+    return h
+
+
+def _gain(gl, hl, g, h):
+    return gl**2 / hl + (g - gl) ** 2 / (h - hl) - g**2 / h
+
+
+def test_categorical_split_on_a_hand_computed_case():
+    # Three categories of 20 rows with mean gradients +1, -1, +1: the best
+    # split sends category 1 alone to one side.
+    h = _histogram([20.0, -20.0, 20.0], [20, 20, 20])
+    gain, n_left, mleft, gl, hl, cl = best_categorical_split(
+        h, 3, MISSING, 20.0, 60.0, 60.0, 20.0**2 / 60.0, 1, 0.0, 0.0)
+    assert gain == pytest.approx(_gain(-20.0, 20.0, 20.0, 60.0))
+    assert (gl, hl, cl) == (-20.0, 20.0, 20.0)
+    assert bins_of(left_categories(h, 3, MISSING, n_left)).tolist() == [1]
+    # No missing value in the node: NaN goes to the larger child (right).
+    assert mleft == 0
+
+
+def test_categorical_split_is_the_best_prefix_of_the_sorted_categories():
+    # Oracle: every split of the categories into a left set and the rest,
+    # under the same rules (sets of at most 32 categories that have at least
+    # MIN_CATEGORY_SUPPORT rows, scanned from the order's ends): brute force
+    # over all subsets must find no larger gain among the order's prefixes
+    # and suffixes, and the search must return the largest of those.
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        k = rng.integers(2, 9)
+        n = rng.integers(MIN_CATEGORY_SUPPORT, 40, size=k)
+        g = rng.normal(size=k) * n
+        h = _histogram(g, n)
+        G, H = g.sum(), float(n.sum())
+        gain, n_left, _, gl, hl, cl = best_categorical_split(
+            h, k, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0)
+        left = bins_of(left_categories(h, k, MISSING, n_left))
+        assert gl == pytest.approx(g[left].sum()) and cl == n[left].sum()
+        assert gain == pytest.approx(_gain(g[left].sum(), n[left].sum(), G, H))
+        order = np.argsort(g / (n + 10.0), kind="stable")
+        max_left = min(32, (k + 1) // 2)
+        prefix_gains = [
+            _gain(g[s].sum(), n[s].sum(), G, H)
+            for i in range(1, max_left + 1)
+            for s in (order[:i], order[::-1][:i])
+        ]
+        assert gain == pytest.approx(max(prefix_gains))
+        # For least squares the sorted order holds the best partition
+        # (Fisher): no subset does better, up to the smoothing of the keys.
+        best_subset = max(
+            _gain(g[list(s)].sum(), n[list(s)].sum(), G, H)
+            for r in range(1, k) for s in itertools.combinations(range(k), r)
+        )
+        assert gain <= best_subset + 1e-9
+
+
+def test_categories_with_too_few_rows_stay_right():
+    # Category 1 has the most extreme gradient but too few rows to be sorted.
+    h = _histogram([30.0, -50.0, -30.0], [30, MIN_CATEGORY_SUPPORT - 1, 30])
+    G, H = -50.0, 30.0 + 30.0 + MIN_CATEGORY_SUPPORT - 1
+    _, n_left, _, _, _, _ = best_categorical_split(h, 3, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0)
+    assert 1 not in bins_of(left_categories(h, 3, MISSING, n_left))
+
+
+def test_missing_bin_takes_part_as_a_category():
+    # Missing rows behave like category 1 (negative gradients): they join it.
+    h = _histogram([30.0, -30.0, 30.0], [30, 30, 30], missing=(-30.0, 30))
+    G, H = 0.0, 120.0
+    gain, n_left, mleft, gl, hl, cl = best_categorical_split(
+        h, 3, MISSING, G, H, H, 0.0, 1, 0.0, 0.0)
+    left = bins_of(left_categories(h, 3, MISSING, n_left)).tolist()
+    if mleft:
+        assert left == [1] and (gl, cl) == (-60.0, 60.0)
+    else:
+        assert left == [0, 2] and (gl, cl) == (60.0, 60.0)
+
+
+def test_grower_finds_the_set_of_categories_that_matters():
+    rng = np.random.default_rng(0)
+    n = 3000
+    cat = rng.integers(0, 12, size=n)
+    good = np.isin(cat, [1, 4, 5, 10])
+    X = np.column_stack([rng.normal(size=n), cat.astype(float)])
+    mapper = BinMapper(is_categorical=[False, True]).fit(X)
+    X_binned = mapper.transform(X)
+    g = np.where(good, -1.0, 1.0).astype(np.float32) + rng.normal(0, 0.1, n).astype(np.float32)
+    h = np.ones(n, dtype=np.float32)
+    tree = grow_tree(X_binned, g, h, mapper.n_bins_non_missing_, mapper.has_missing_values_,
+                     mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
+                     is_categorical=mapper.is_categorical_, max_leaf_nodes=2)
+    root = tree.nodes[0]
+    assert root["is_categorical"] == 1 and root["feature_idx"] == 1
+    left = set(mapper.bin_thresholds_[1][bins_of(root["left_categories"])])
+    assert left in ({1.0, 4.0, 5.0, 10.0}, set(range(12)) - {1.0, 4.0, 5.0, 10.0})
+    # The rows were partitioned by the same rule.
+    left_rows = tree.partitioned_indices[tree.leaf_starts[0]:tree.leaf_stops[0]]
+    assert set(np.unique(cat[left_rows]).astype(float)) == left
+
+
+# -- the rankers -----------------------------------------------------------
+
+
+def _category_data(n_queries=120, docs=30, n_categories=40, seed=0):
+    """Two numeric features and a categorical one whose effect on relevance
+    depends on the category (codes carry no order)."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * docs
+    qid = np.repeat(np.arange(n_queries), docs)
+    x = rng.normal(size=(n, 2))
+    cat = rng.integers(0, n_categories, size=n)
+    effect = rng.normal(scale=1.5, size=n_categories)
+    signal = x[:, 0] + effect[cat] + rng.normal(scale=0.5, size=n)
+    y = np.digitize(signal, np.quantile(signal, [0.5, 0.75, 0.9, 0.97])).astype(float)
+    X = np.column_stack([x, cat.astype(float)])
+    return X, y, qid
+
+
+@pytest.mark.parametrize("Ranker", [LambdaMARTRanker, XENDCGRanker, ListNetRanker])
+def test_native_categories_rank_better_than_ordinal_codes(Ranker):
+    X, y, qid = _category_data()
+    train, test = qid < 80, qid >= 80
+    scores = {}
+    for name, cf in (("native", [2]), ("ordinal", None)):
+        model = Ranker(n_estimators=40, max_leaf_nodes=8, categorical_features=cf,
+                       early_stopping=False, random_state=0)
+        model.fit(X[train], y[train], qid=qid[train])
+        scores[name] = ndcg_score(y[test], model.predict(X[test]), qid=qid[test], k=10)
+    assert scores["native"] > scores["ordinal"] + 0.01, scores
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y, qid = _category_data()
+    X[::17, 2] = np.nan
+    model = LambdaMARTRanker(n_estimators=20, categorical_features=[2], max_bins=30,
+                             early_stopping=False, random_state=0).fit(X, y, qid=qid)
+    return model, X
+
+
+def test_predict_equals_the_binned_prediction_of_training(fitted):
+    model, X = fitted
+    ensemble = model._tree_ensemble()
+    assert ensemble.nodes["is_categorical"].any()
+    binned = model._bin_mapper.transform(X)
+    expected = predict_binned(ensemble.nodes, ensemble.tree_starts, binned,
+                              model._bin_mapper.missing_values_bin_idx_, init=ensemble.baseline)
+    np.testing.assert_array_equal(model.predict(X), expected)
+    # apply walks the same way: summing the leaves reached gives predict.
+    leaves = ensemble.apply(X)
+    values = sum(ensemble.tree(t)["value"][leaves[:, t]] for t in range(ensemble.n_trees))
+    np.testing.assert_allclose(ensemble.baseline + values, model.predict(X), rtol=1e-12)
+
+
+def test_unseen_rare_negative_and_nan_categories_all_take_the_missing_side(fitted):
+    model, X = fitted
+    # max_bins=30 of 40 categories: 10 rare ones were merged into missing.
+    known = model._bin_mapper.bin_thresholds_[2]
+    rare = sorted(set(range(40)) - set(known))
+    assert len(known) == 30 and rare
+    rows = np.repeat(X[:5], 5, axis=0)
+    rows[0::5, 2] = np.nan
+    rows[1::5, 2] = 1000.0  # never seen
+    rows[2::5, 2] = rare[0]
+    rows[3::5, 2] = -3.0
+    rows[4::5, 2] = 2.5  # not an integer code
+    scores = model.predict(rows).reshape(5, 5)
+    np.testing.assert_array_equal(scores, scores[:, :1].repeat(5, axis=1))
+
+
+def test_staged_predict_ends_at_predict(fitted):
+    model, X = fitted
+    *_, last = model.staged_predict(X)
+    np.testing.assert_allclose(last, model.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("spec", [[2], [-0 + 2], np.array([False, False, True]), ["c"]])
+def test_categorical_features_forms_give_the_same_model(spec):
+    X, y, qid = _category_data(n_queries=40)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    ref = LambdaMARTRanker(n_estimators=5, categorical_features=[2], random_state=0,
+                           early_stopping=False).fit(X, y, qid=qid)
+    model = LambdaMARTRanker(n_estimators=5, categorical_features=spec, random_state=0,
+                             early_stopping=False).fit(df, y, qid=qid)
+    np.testing.assert_array_equal(model.is_categorical_, [False, False, True])
+    np.testing.assert_array_equal(model.predict(df), ref.predict(X))
+
+
+def test_pandas_category_columns_are_read_by_their_categories():
+    X, y, qid = _category_data(n_queries=40)
+    names = np.array([f"brand-{i}" for i in range(40)])
+    df = pd.DataFrame(X[:, :2], columns=["a", "b"])
+    df["brand"] = pd.Categorical(names[X[:, 2].astype(int)])
+    model = LambdaMARTRanker(n_estimators=5, random_state=0, early_stopping=False)
+    model.fit(df, y, qid=qid)
+    np.testing.assert_array_equal(model.is_categorical_, [False, False, True])
+    # The same model as with the codes of the sorted category names.
+    codes = pd.Categorical(names[X[:, 2].astype(int)]).codes.astype(float)
+    ref = LambdaMARTRanker(n_estimators=5, categorical_features=[2], random_state=0,
+                           early_stopping=False).fit(np.column_stack([X[:, :2], codes]), y, qid=qid)
+    np.testing.assert_array_equal(model.predict(df), ref.predict(np.column_stack([X[:, :2], codes])))
+    # At predict time the column may list its categories in another order or
+    # have new ones; a new one is treated as missing.
+    shuffled = df.copy()
+    shuffled["brand"] = shuffled["brand"].cat.reorder_categories(
+        shuffled["brand"].cat.categories[::-1])
+    np.testing.assert_array_equal(model.predict(shuffled), model.predict(df))
+    new = df.head(3).copy()
+    new["brand"] = pd.Categorical(["brand-new"] * 3)
+    missing = df.head(3).copy()
+    missing["brand"] = pd.Categorical([None] * 3, categories=["brand-0"])
+    np.testing.assert_array_equal(model.predict(new), model.predict(missing))
+    with pytest.raises(ValueError, match="category column in fit"):
+        model.predict(df.assign(brand=codes))
+    with pytest.raises(ValueError, match="not a DataFrame"):
+        model.predict(df.to_numpy()[:, :2])
+
+
+@pytest.mark.parametrize("spec, match", [
+    ([3], "out of range"),
+    (["zz"], "not a feature"),
+    (np.array([True, False]), "boolean mask of 2"),
+    ([[0, 1]], "1-d"),
+    ([0.5], "integer indices, feature names or booleans"),
+])
+def test_bad_categorical_features_are_refused(spec, match):
+    X, y, qid = _category_data(n_queries=10)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    with pytest.raises(ValueError, match=match):
+        LambdaMARTRanker(n_estimators=2, categorical_features=spec).fit(df, y, qid=qid)
+
+
+def test_names_need_a_dataframe_and_category_columns_must_be_listed():
+    X, y, qid = _category_data(n_queries=10)
+    with pytest.raises(ValueError, match="no feature names"):
+        LambdaMARTRanker(n_estimators=2, categorical_features=["c"]).fit(X, y, qid=qid)
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(c=lambda d: d["c"].astype("category"))
+    with pytest.raises(ValueError, match="category dtype but is not among"):
+        LambdaMARTRanker(n_estimators=2, categorical_features=[0]).fit(df, y, qid=qid)
+
+
+def test_none_and_from_dtype_on_arrays_mean_no_categorical_feature():
+    X, y, qid = _category_data(n_queries=10)
+    for spec in (None, "from_dtype"):
+        model = LambdaMARTRanker(n_estimators=2, categorical_features=spec).fit(X, y, qid=qid)
+        assert model.is_categorical_ is None
+        assert not model._tree_ensemble().nodes["is_categorical"].any()
