@@ -29,6 +29,11 @@ __all__ = [
 ]
 
 _LGB = "LightGBM's"
+_FIXED_CATEGORICAL_RULES = (
+    "categorical splits follow scikit-learn's HistGradientBoosting: categories sorted "
+    "by sum_g / (sum_h + 10), at least 10 rows per sorted category, at most 32 categories on "
+    "the scanned side; none of these is a parameter"
+)
 _XGB = "XGBoost's"
 _BOTH = "LightGBM's and XGBoost's"
 
@@ -98,6 +103,16 @@ FOREIGN_NAMES = {
     "min_gain_to_split": Habit(_LGB, None, _NO_MIN_GAIN),
     "gamma": Habit(_XGB, None, _NO_MIN_GAIN),
     "max_bin": Habit(_BOTH, "max_bins", "at most 255 here"),
+    "enable_categorical": Habit(
+        _XGB, None, "pandas category columns are categorical by default "
+        "(categorical_features='from_dtype'); declare other columns with "
+        "categorical_features=[...]",
+    ),
+    "cat_smooth": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "cat_l2": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "max_cat_threshold": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "min_data_per_group": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "max_cat_to_onehot": Habit(_BOTH, None, _FIXED_CATEGORICAL_RULES),
     "grow_policy": Habit(
         _XGB, None, "trees always grow best-first here (XGBoost's grow_policy='lossguide', "
         "LightGBM's leaf-wise growth), limited by max_leaf_nodes"
@@ -202,8 +217,8 @@ FOREIGN_NAMES = {
         "(feature_names_in_)", kind="fit",
     ),
     "categorical_feature": Habit(
-        _LGB, None, "the rankers take numbers only: encode categories first (OrdinalEncoder "
-        "or OneHotEncoder in a ColumnTransformer)", kind="fit",
+        _LGB, "categorical_features", "pandas category columns are categorical by default "
+        "(categorical_features='from_dtype')",
     ),
     "feature_weights": Habit(_XGB, None, "features are sampled uniformly (max_features)",
                              kind="fit"),
