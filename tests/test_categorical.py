@@ -318,3 +318,23 @@ def test_none_and_from_dtype_on_arrays_mean_no_categorical_feature():
         model = LambdaMARTRanker(n_estimators=2, categorical_features=spec).fit(X, y, qid=qid)
         assert model.is_categorical_ is None
         assert not model._tree_ensemble().nodes["is_categorical"].any()
+
+
+def test_warm_start_with_categories_equals_one_fit():
+    X, y, qid = _category_data(n_queries=60)
+    params = dict(categorical_features=[2], random_state=0, early_stopping=False)
+    once = LambdaMARTRanker(n_estimators=10, **params).fit(X, y, qid=qid)
+    twice = LambdaMARTRanker(n_estimators=5, warm_start=True, **params).fit(X, y, qid=qid)
+    twice.set_params(n_estimators=10).fit(X, y, qid=qid)
+    assert once._tree_ensemble().nodes["is_categorical"].any()
+    np.testing.assert_array_equal(twice.predict(X), once.predict(X))
+
+
+def test_calibrated_ranker_splits_on_categories():
+    from sklearn_ltr import CalibratedRanker
+
+    X, y, qid = _category_data(n_queries=60)
+    model = CalibratedRanker(n_estimators=10, categorical_features=[2], binarize=True,
+                             random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.is_categorical_, [False, False, True])
+    assert model._tree_ensemble().nodes["is_categorical"].any()
