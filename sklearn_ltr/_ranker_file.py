@@ -89,6 +89,13 @@ def json_param(name, value, owner=""):
         return float(value)
     if isinstance(value, (list, tuple)):
         return [json_param(name, v, owner) for v in value]
+    if name == "scoring" and not owner:
+        raise ValueError(
+            f"Cannot save parameter scoring={value!r}: model files hold a scoring given by "
+            "its name ('ndcg@10', 'map@5', 'mrr', 'err@10', ...) or None, not a scorer "
+            "object. Before saving, set it to the name of the same metric if it has one "
+            "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
+        )
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
         "that are None, bool, int, finite float, str or lists of them. Set it to such "
