@@ -159,9 +159,9 @@ class GroupedScorer:
         # A scorer reads query ids and calls predict(X); X has no columns,
         # as only the stand-in model below ever sees it.
         X = np.empty((raw_scores.shape[0], 0))
-        scores = raw_scores.view()
-        scores.flags.writeable = False  # the boosting loop's own scores
-        return float(self.scorer(_ScoredModel(X, scores), X, y, qid=_query_of_rows(offsets)))
+        # A copy: the boosting loop goes on updating its own scores in place.
+        model = _ScoredModel(X, raw_scores.copy())
+        return float(self.scorer(model, X, y, qid=_query_of_rows(offsets)))
 
 
 class _ScoredModel:
