@@ -138,7 +138,8 @@ _ATTRIBUTES_DOC = """
         trees, for every tree grown: after early stopping it runs
         ``n_iter_no_change`` entries past the ``n_iter_ + 1`` of the kept
         model. Empty without early stopping or verbose output; NaN for trees
-        of an earlier warm-start fit that recorded none.
+        of an earlier warm-start fit that recorded none, or recorded another
+        metric (``scoring`` or ``validation_ndcg_k`` changed).
     validation_score_ : ndarray
         The same on the validation data of the last fit. Early stopping keeps
         the trees up to the best of these, ``validation_score_[n_iter_]``

@@ -16,6 +16,7 @@ from ._gbdt.binning import BinMapper, _search_tables
 from ._gbdt.booster import Booster
 from ._gbdt.common import MAX_BINS, NODE_DTYPE
 from ._registry import model_classes
+from ._scoring import scoring_metric
 
 __all__ = [
     "FORMAT_NAME",
@@ -396,6 +397,10 @@ def build_ranker(document, a):
     estimator.n_iter_ = n_trees
     estimator.train_score_ = booster.train_scores
     estimator.validation_score_ = booster.validation_scores
+    if booster.train_scores.size:
+        # Saved parameters are those the scores were recorded with, unless
+        # set_params changed them between fit and save_model.
+        booster.train_metric = scoring_metric(estimator.scoring, estimator.validation_ndcg_k).name
     estimator.objective_ = get_field(fitted, "objective_", "str", "fitted")
     if estimator.objective_ != objective_name:
         raise ModelFileError("objective_ and booster.objective_name differ")

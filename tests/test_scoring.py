@@ -14,7 +14,13 @@ from sklearn.base import clone
 from sklearn.metrics import make_scorer, mean_squared_error
 from sklearn.utils._param_validation import InvalidParameterError
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    load_model,
+)
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import (
     err_score,
@@ -314,3 +320,35 @@ def test_invalid_importance_type_is_refused(split):
     (X, y, qid), _ = split
     with pytest.raises(InvalidParameterError, match="'importance_type' parameter .* among {'(gain|split)', '(gain|split)'}"):
         LambdaMARTRanker(importance_type="weight").fit(X, y, qid=qid)
+
+
+# -- warm start ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reload", [False, True], ids=["in_memory", "loaded"])
+def test_a_warm_start_with_another_scoring_does_not_mix_metrics(reload, split, tmp_path):
+    (X, y, qid), (X_val, y_val, qid_val) = split
+    val = dict(X_val=X_val, y_val=y_val, qid_val=qid_val)
+    params = dict(PARAMS, n_estimators=6, n_iter_no_change=50)
+
+    def first_fit(name):
+        ranker = LambdaMARTRanker(**params, scoring="map@5", warm_start=True)
+        ranker.fit(X, y, qid=qid, **val)
+        if reload:
+            ranker.save_model(tmp_path / name)
+            ranker = load_model(tmp_path / name)
+        return ranker
+
+    same, changed = first_fit("same.model"), first_fit("changed.model")
+    n_first = changed.n_iter_
+    same.set_params(n_estimators=12).fit(X, y, qid=qid, **val)
+    changed.set_params(n_estimators=12, scoring="mrr").fit(X, y, qid=qid, **val)
+
+    full = LambdaMARTRanker(**dict(params, n_estimators=12), early_stopping=False)
+    full.fit(X, y, qid=qid)
+    recorded = changed.train_score_
+    assert np.isnan(recorded[:n_first]).all()
+    assert_array_equal(recorded[n_first:], _curve(CASES["mrr"], full, X, y, qid)[n_first:])
+    # Without a change the first fit's entries stay.
+    assert_array_equal(same.train_score_[:n_first + 1],
+                       _curve(CASES["map@5"], full, X, y, qid)[:n_first + 1])

@@ -49,8 +49,10 @@ class Booster:
         sample and on the validation set of the last :meth:`boost`, for
         every tree grown, including those early stopping dropped afterwards
         (so at least ``n_trees + 1`` entries); empty if it did not track
-        them. Training scores of trees from an earlier, untracked warm-start
-        fit are NaN.
+        them. Training scores of trees from an earlier warm-start fit that
+        tracked none, or another metric, are NaN.
+    train_metric : str or None
+        ``name`` of the metric of ``train_scores`` (None if empty).
     """
 
     def __init__(self, *, objective_name, baseline, n_features, missing_values_bin_idx):
@@ -61,6 +63,7 @@ class Booster:
         self.trees = []
         self.train_scores = np.zeros(0)
         self.validation_scores = np.zeros(0)
+        self.train_metric = None
         self.phase_seconds = {}
         self._flat = None
 
@@ -182,9 +185,11 @@ class Booster:
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
             # Entries past the trees kept belong to trees early stopping dropped.
-            train_scores = list(self.train_scores[:first_iteration + 1])
+            train_scores = (list(self.train_scores[:first_iteration + 1])
+                            if self.train_metric == metric.name else [])
             if len(train_scores) != first_iteration + 1:
-                # An earlier fit of this warm start recorded none: NaN for its trees.
+                # An earlier fit of this warm start recorded none, or scores of
+                # another metric: NaN for its trees.
                 train_scores = [np.nan] * first_iteration + [training.small_trainset_score(metric)]
         if validation is not None:
             # Entry i is the model with i trees. The trees a warm start already
@@ -287,6 +292,7 @@ class Booster:
             del self.trees[best:]
             self._flat = None
         self.train_scores = np.asarray(train_scores) if track else np.zeros(0)
+        self.train_metric = metric.name if track else None
         self.validation_scores = np.asarray(validation_scores) if validation is not None else np.zeros(0)
         if verbose:
             progress.close(self._summary(n_grown, n_iterations, n_iter_no_change, tol, metric.name)
