@@ -363,9 +363,9 @@ class LambdaMARTRanker(BaseGBRanker):
             ignored otherwise. Requested through metadata routing like
             ``qid``.
         X_val, y_val, qid_val : default=None
-            A validation set for early stopping (on NDCG of ``y_val``). If not
-            given and early stopping is on, ``validation_fraction`` of the
-            queries is held out.
+            A validation set for early stopping (on the ``scoring`` metric of
+            ``y_val``). If not given and early stopping is on,
+            ``validation_fraction`` of the queries is held out.
 
         Returns
         -------
