@@ -68,7 +68,7 @@ def check_scoring(estimator):
             "about queries)."
         )
     if estimator.validation_ndcg_k != _DEFAULT_NDCG_K:
-        fix = "'ndcg@%d'" % estimator.validation_ndcg_k
+        fix = f"'ndcg@{estimator.validation_ndcg_k}'"
         raise InvalidParameterError(
             f"{owner} got scoring={scoring!r} and validation_ndcg_k="
             f"{estimator.validation_ndcg_k}, but validation_ndcg_k only sets the cutoff of "
