@@ -54,8 +54,9 @@ _SHARED_PARAMETERS_DOC = """
     subsample : float, default=1.0
         Fraction of the training *queries* (not rows) used for each tree.
     early_stopping : 'auto' or bool, default='auto'
-        Stop when the validation NDCG stops improving. 'auto' enables it when
-        a validation set is given or when there are more than 10,000 rows.
+        Stop when the validation score (``scoring``) stops improving. 'auto'
+        enables it when a validation set is given or when there are more
+        than 10,000 rows.
         With early stopping the model keeps the trees up to the best
         validation score.
     validation_fraction : float, int or None, default=0.1
@@ -63,20 +64,58 @@ _SHARED_PARAMETERS_DOC = """
         stopping when no ``X_val`` is given. The split is by query, never
         by row. None stops on the training data.
     validation_ndcg_k : int, default=10
-        Cutoff of the NDCG used for early stopping and progress reports.
+        Cutoff of the NDCG that ``scoring=None`` means. Only read then: with
+        another ``scoring`` it must stay 10 (write ``scoring="ndcg@5"``
+        rather than ``validation_ndcg_k=5`` with another metric).
+    scoring : str, RankingScorer or None, default=None
+        The metric that early stopping watches and that ``train_score_``,
+        ``validation_score_`` and ``verbose`` report, larger being better
+        (HistGradientBoosting's ``scoring``):
+
+        - None: NDCG@``validation_ndcg_k``, so ``"ndcg@10"`` by default;
+        - ``"ndcg@k"``, ``"map@k"``, ``"mrr@k"`` or ``"err@k"`` for a cutoff
+          ``k >= 1``, or ``"ndcg"``, ``"map"``, ``"mrr"``, ``"err"`` for no
+          cutoff (in any case): :func:`~sklearn_ltr.metrics.ndcg_score`,
+          :func:`~sklearn_ltr.metrics.map_score`,
+          :func:`~sklearn_ltr.metrics.mrr_score` or
+          :func:`~sklearn_ltr.metrics.err_score` with their defaults (tied
+          scores averaged; NDCG's gain ``2**y - 1``, a query without relevant
+          documents counting 1; for MAP and MRR labels >= 1 are relevant, and
+          such a query counts 0); ERR's ``max_grade`` is the largest label of
+          the fit's training and validation rows;
+        - a ranking scorer of :mod:`sklearn_ltr.metrics`, for other
+          parameters of a metric: ``ndcg_scorer(5, gain="linear")``,
+          ``make_ranking_scorer(err_score, k=10, max_grade=4)``. After every
+          tree it is called with the rows' query ids and a stand-in model
+          whose ``predict`` gives the current scores of those rows (nothing
+          is predicted again); with ``greater_is_better=False`` its value is
+          the negated metric. :func:`~sklearn_ltr.save_model` saves only the
+          string forms.
+
+        A Dask ranker's ``train_score_`` is the mean of the workers' values
+        weighted by their numbers of queries, which equals the in-memory
+        value for a mean over queries, as every metric above is.
     n_iter_no_change : int, default=10
         Stop after this many iterations without an improvement of more than
         ``tol``.
     tol : float, default=1e-7
-        Minimum improvement of the validation NDCG that counts.
+        Minimum improvement of the validation score that counts, in the
+        units of ``scoring``.
     warm_start : bool, default=False
         If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
         (with the same bins and seeds, so 50 + 50 trees equal 100).
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` adds up for each feature: the gain of
+        the splits on it ("gain") or their number ("split"), LightGBM's names.
+        Both are normalised to sum to one (LightGBM's are not, and its
+        default is "split").
     verbose : int, default=0
         Progress of the fit: first whether early stopping is on and why
         (``"auto"`` turns it on above 10,000 rows) and how many queries are
-        held out; then iteration, train and validation NDCG, elapsed time and
-        the time left (a range while early stopping may end the fit sooner);
+        held out; then iteration, train and validation score (named after
+        ``scoring``: "NDCG@10" by default, "score" for a scorer), elapsed
+        time and the time left (a range while early stopping may end the fit
+        sooner);
         last why it ended and the best iteration kept. With 1, every
         iteration, as a single line that updates in place on a terminal (a
         line per iteration elsewhere); with N > 1, every N-th iteration and
@@ -110,18 +149,21 @@ _ATTRIBUTES_DOC = """
     do_early_stopping_ : bool
         Whether early stopping was used.
     train_score_ : ndarray
-        NDCG@``validation_ndcg_k`` on (a sample of up to 10,000 rows of
+        The ``scoring`` metric (NDCG@``validation_ndcg_k`` by default) on
+        (a sample of up to 10,000 rows of
         whole queries of) the training data of the model with 0, 1, 2, ...
         trees, for every tree grown: after early stopping it runs
         ``n_iter_no_change`` entries past the ``n_iter_ + 1`` of the kept
         model. Empty without early stopping or verbose output; NaN for trees
-        of an earlier warm-start fit that recorded none.
+        of an earlier warm-start fit that recorded none, or recorded another
+        metric (``scoring`` or ``validation_ndcg_k`` changed).
     validation_score_ : ndarray
         The same on the validation data of the last fit. Early stopping keeps
         the trees up to the best of these, ``validation_score_[n_iter_]``
         (never fewer than a warm start already had).
     feature_importances_ : ndarray of shape (``n_features_in_``,)
-        Split gain per feature, normalised to sum to one.
+        Split gain (``importance_type="gain"``) or number of splits
+        ("split") per feature, normalised to sum to one.
     objective_ : str
         Name of the objective that was optimised."""
 
@@ -270,9 +312,11 @@ class LambdaMARTRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -292,9 +336,11 @@ class LambdaMARTRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -336,9 +382,9 @@ class LambdaMARTRanker(BaseGBRanker):
             ignored otherwise. Requested through metadata routing like
             ``qid``.
         X_val, y_val, qid_val : default=None
-            A validation set for early stopping (on NDCG of ``y_val``). If not
-            given and early stopping is on, ``validation_fraction`` of the
-            queries is held out.
+            A validation set for early stopping (on the ``scoring`` metric of
+            ``y_val``). If not given and early stopping is on,
+            ``validation_fraction`` of the queries is held out.
 
         Returns
         -------
@@ -447,9 +493,11 @@ class XENDCGRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -469,9 +517,11 @@ class XENDCGRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -528,9 +578,11 @@ class ListNetRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -550,9 +602,11 @@ class ListNetRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,

@@ -16,6 +16,7 @@ from ._gbdt.binning import BinMapper, _search_tables
 from ._gbdt.booster import Booster
 from ._gbdt.common import MAX_BINS, NODE_DTYPE
 from ._registry import model_classes
+from ._scoring import scoring_metric
 
 __all__ = [
     "FORMAT_NAME",
@@ -89,6 +90,13 @@ def json_param(name, value, owner=""):
         return float(value)
     if isinstance(value, (list, tuple)):
         return [json_param(name, v, owner) for v in value]
+    if name == "scoring" and not owner:
+        raise ValueError(
+            f"Cannot save parameter scoring={value!r}: model files hold a scoring given by "
+            "its name ('ndcg@10', 'map@5', 'mrr', 'err@10', ...) or None, not a scorer "
+            "object. Before saving, set it to the name of the same metric if it has one "
+            "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
+        )
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
         "that are None, bool, int, finite float, str or lists of them. Set it to such "
@@ -389,6 +397,10 @@ def build_ranker(document, a):
     estimator.n_iter_ = n_trees
     estimator.train_score_ = booster.train_scores
     estimator.validation_score_ = booster.validation_scores
+    if booster.train_scores.size:
+        # Saved parameters are those the scores were recorded with, unless
+        # set_params changed them between fit and save_model.
+        booster.train_metric = scoring_metric(estimator.scoring, estimator.validation_ndcg_k).name
     estimator.objective_ = get_field(fitted, "objective_", "str", "fitted")
     if estimator.objective_ != objective_name:
         raise ModelFileError("objective_ and booster.objective_name differ")

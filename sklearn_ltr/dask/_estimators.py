@@ -162,6 +162,12 @@ class _DaskRankerMixin:
         self._check_summaries(summaries)
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
         self._n_training_queries = sum(len(s["qids"]) for s in summaries)
+        # Of all rows, held-out ones included, as a single process takes it;
+        # the labels are checked elementwise and monotonically
+        # (CalibratedRanker's binarize), so checking the largest gives the
+        # largest checked label.
+        largest_label = self._checked_labels(
+            np.array([max(s["largest_label"] for s in summaries)]))[0]
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         hold_out = self.do_early_stopping_ and not has_validation_set
         self._note_held_out_queries(warm, hold_out)
@@ -189,12 +195,15 @@ class _DaskRankerMixin:
                 validation = self._binned_validation_set(*prepared)
         elif hold_out:
             validation = self._held_out_validation_set(shards)
+        if validation is not None:
+            largest_label = max(largest_label, validation[1].max())
         self._boost(
             DistributedTrainingData(training_rows, offsets),
             objective_name=objective_name,
             baseline=baseline,
             validation=validation,
             warm=warm,
+            largest_label=largest_label,
         )
 
     def _after_boosting(self, X_val, y_val, qid_val):
