@@ -62,8 +62,9 @@ its ``Dataset`` construction (timed in a separate run of
 ``--categorical`` (issue 18) times instead the cost of native categorical
 features: on ``make_ranking`` data of the same shape whose last
 ``--n-categorical`` (8) of the 136 columns are categorical, with
-``--n-categories`` (500) categories each (Zipf frequencies, so about 255 of
-them keep most rows and the rarest are treated as missing), each of our
+``--n-categories`` (500) categories each (Zipf frequencies: the 255 most
+frequent, which the rankers keep, hold about 90% of the rows; the rarer ones
+are treated as missing), each of our
 rankers is fitted twice, alternating: with those columns declared
 (``categorical_features=[128, ..., 135]``) and with the same codes taken as
 ordinary numbers (ordinal coding, nothing declared). LightGBM is fitted both
