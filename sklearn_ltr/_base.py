@@ -306,9 +306,14 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ensure_min_samples=0,
         )
 
+    def _gain_table(self):
+        """The checked ``label_gain`` table of a ranker that has one, else
+        None (gains ``2**y - 1``)."""
+        return None
+
     def _checked_labels(self, y, name="y"):
         """Labels as the objective needs them (finite and non-negative here)."""
-        return check_labels(y, name=name)
+        return check_labels(y, name=name, label_gain=self._gain_table())
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
@@ -592,7 +597,9 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             subsample=self.subsample,
             random_seed=self._random_seed,
             validation=validation,
-            metric=partial(_ndcg_of_grouped_rows, k=self.validation_ndcg_k),
+            metric=partial(
+                _ndcg_of_grouped_rows, k=self.validation_ndcg_k, label_gain=self._gain_table()
+            ),
             n_iter_no_change=self.n_iter_no_change if self.do_early_stopping_ else None,
             tol=self.tol,
             verbose=self.verbose,
@@ -725,7 +732,7 @@ def fitted_tree_ensemble(model, *, caller):
     return model._tree_ensemble()
 
 
-def _ndcg_of_grouped_rows(y, raw_scores, offsets, *, k):
+def _ndcg_of_grouped_rows(y, raw_scores, offsets, *, k, label_gain=None):
     """Mean NDCG@k of rows already grouped by query (the early-stopping metric)."""
     qid = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-    return ndcg_score(y, raw_scores, qid=qid, k=k)
+    return ndcg_score(y, raw_scores, qid=qid, k=k, label_gain=label_gain)

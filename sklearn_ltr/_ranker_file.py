@@ -89,11 +89,14 @@ def json_param(name, value, owner=""):
         return float(value)
     if isinstance(value, (list, tuple)):
         return [json_param(name, v, owner) for v in value]
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        # An array parameter (label_gain) is saved as a list and loads as one.
+        return [json_param(name, v, owner) for v in value.tolist()]
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str or lists of them. Set it to such "
-        "a value (e.g. random_state to an int; the fitted model keeps its own seeds) "
-        "before saving."
+        "that are None, bool, int, finite float, str or lists (or 1-d arrays) of them. "
+        "Set it to such a value (e.g. random_state to an int; the fitted model keeps its "
+        "own seeds) before saving."
     )
 
 
