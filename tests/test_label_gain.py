@@ -84,7 +84,7 @@ def test_labels_too_large_for_exponential_gains_train_with_a_table(data, option)
     # on y, exactly, so the model must be the default model on y.
     X, y, qid, X_val, y_val, qid_val = data
     params = {**SMALL, **OPTIONS[option], "early_stopping": True, "n_iter_no_change": 50}
-    with pytest.raises(ValueError, match="overflow float64 .* LambdaMARTRanker\\(label_gain=...\\) "
+    with pytest.raises(ValueError, match=r"overflow float64 .* LambdaMARTRanker\(label_gain=...\) "
                                          "sets the gain of each"):
         LambdaMARTRanker(**params).fit(X, 300 * y, qid=qid)
     table = np.exp2(np.arange(1201) / 300) - 1
@@ -349,8 +349,9 @@ def test_bad_label_gain_is_refused_naming_it(data, table, message):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda y: np.where(y == 4, 5.0, y), "y has a label of 5, but with label_gain "
-                                             r"\(of length 5\) labels must be integers in \[0, 5\)"),
+        (lambda y: np.where(y == 4, 5.0, y),
+         r"y has a label of 5, but with label_gain \(of length 5\) labels must be integers in "
+         r"\[0, 5\)"),
         (lambda y: np.where(y == 1, 1.5, y), "y has a label of 1.5, but with label_gain"),
         (lambda y: np.where(y == 0, -1.0, y), "y has a label of -1, but with label_gain"),
     ],
