@@ -318,9 +318,14 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ensure_min_samples=0,
         )
 
+    def _gain_table(self):
+        """The checked ``label_gain`` table of a ranker that has one, else
+        None (gains ``2**y - 1``)."""
+        return None
+
     def _checked_labels(self, y, name="y"):
         """Labels as the objective needs them (finite and non-negative here)."""
-        return check_labels(y, name=name)
+        return check_labels(y, name=name, label_gain=self._gain_table())
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
@@ -616,7 +621,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             subsample=self.subsample,
             random_seed=self._random_seed,
             validation=validation,
-            metric=scoring_metric(self.scoring, self.validation_ndcg_k, float(largest_label)),
+            metric=scoring_metric(self.scoring, self.validation_ndcg_k, float(largest_label),
+                                  self._gain_table()),
             n_iter_no_change=self.n_iter_no_change if self.do_early_stopping_ else None,
             tol=self.tol,
             verbose=self.verbose,

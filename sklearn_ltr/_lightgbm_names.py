@@ -167,7 +167,8 @@ FOREIGN_NAMES = {
     "sigmoid": Habit(_LGB, "sigma"),
     "lambdarank_truncation_level": Habit(_LGB, "truncation_level"),
     "lambdarank_norm": Habit(_LGB, "normalize_lambdas"),
-    "label_gain": Habit(_LGB, None, "gains are always 2**y - 1 here (LightGBM's default)"),
+    # The same name, but LambdaMARTRanker's only: the others get a pointer.
+    "label_gain": Habit(_LGB, "label_gain"),
     # -- early stopping and metrics (fit arguments in LightGBM) ---------------
     "early_stopping_rounds": Habit(
         _BOTH, "n_iter_no_change", "early stopping is on whenever X_val is given"

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseGBRanker
 from ._registry import register_model_class
+from .metrics._checks import check_label_gain
 
 # schedule_eta=None: the paper's sweep values (Svore et al., WWW 2011, section 6.2).
 _DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "linear": 0.01}
@@ -235,6 +236,19 @@ class LambdaMARTRanker(BaseGBRanker):
         ``lambdarank_truncation_level``.
     normalize_lambdas : bool, default=True
         Normalise each query's lambdas as LightGBM's ``lambdarank_norm``.
+    label_gain : array-like of shape (n_labels,) or None, default=None
+        Gain of each label, LightGBM's ``label_gain``: ``label_gain[i]`` is
+        the gain of label ``i`` in ``|delta NDCG|`` and in the NDCG of early
+        stopping (``validation_score_``, ``train_score_``). Gains must be
+        finite, non-negative and non-decreasing, and the labels of ``fit``
+        (``y`` and ``y_val``) integers in ``[0, n_labels)``. None means
+        ``2**y - 1`` for any real ``y >= 0``, which
+        ``label_gain=[2**i - 1 for i in range(n_labels)]`` reproduces
+        exactly. A table also takes labels above the about 1000 at which
+        sums of ``2**y - 1`` overflow, e.g. ``label_gain=np.arange(5000)``.
+        ``score`` keeps the exponential gain, so that models with different
+        ``label_gain`` are compared on one scale; ``scoring=ndcg_scorer(10,
+        label_gain=...)`` scores with these gains.
     secondary_weight : float in [0, 1], default=0.0
         Weight ``w`` of the secondary-label lambdas ``lambda(C)`` (eq. 10);
         needs ``y_secondary`` in ``fit`` when positive. ``lambda(C)`` uses
@@ -272,6 +286,7 @@ class LambdaMARTRanker(BaseGBRanker):
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "truncation_level": [Interval(Integral, 1, None, closed="left")],
         "normalize_lambdas": ["boolean"],
+        "label_gain": ["array-like", None],
         "secondary_weight": [Interval(Real, 0, 1, closed="both")],
         "lambda_schedule": [StrOptions({"exponential", "linear"}), None],
         "schedule_w0": [Interval(Real, 0, 1, closed="both")],
@@ -291,6 +306,7 @@ class LambdaMARTRanker(BaseGBRanker):
         sigma=1.0,
         truncation_level=30,
         normalize_lambdas=True,
+        label_gain=None,
         secondary_weight=0.0,
         lambda_schedule=None,
         schedule_w0=0.25,
@@ -348,6 +364,7 @@ class LambdaMARTRanker(BaseGBRanker):
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize_lambdas = normalize_lambdas
+        self.label_gain = label_gain
         self.secondary_weight = secondary_weight
         self.lambda_schedule = lambda_schedule
         self.schedule_w0 = schedule_w0
@@ -414,11 +431,15 @@ class LambdaMARTRanker(BaseGBRanker):
     def _objective_name(self):
         return "lambdarank" if self._is_plain() else "lambdarank_multi"
 
+    def _gain_table(self):
+        return None if self.label_gain is None else check_label_gain(self.label_gain)
+
     def _objective_params(self):
         params = dict(
             sigma=self.sigma,
             truncation_level=self.truncation_level,
             normalize_lambdas=self.normalize_lambdas,
+            label_gain=self._gain_table(),
         )
         if not self._is_plain():
             eta = self.schedule_eta

@@ -97,11 +97,14 @@ def json_param(name, value, owner=""):
             "object. Before saving, set it to the name of the same metric if it has one "
             "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
         )
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        # An array parameter (label_gain) is saved as a list and loads as one.
+        return [json_param(name, v, owner) for v in value.tolist()]
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str or lists of them. Set it to such "
-        "a value (e.g. random_state to an int; the fitted model keeps its own seeds) "
-        "before saving."
+        "that are None, bool, int, finite float, str or lists (or 1-d arrays) of them. "
+        "Set it to such a value (e.g. random_state to an int; the fitted model keeps its "
+        "own seeds) before saving."
     )
 
 

@@ -77,7 +77,7 @@ def check_scoring(estimator):
         )
 
 
-def scoring_metric(scoring, validation_ndcg_k, largest_label=None):
+def scoring_metric(scoring, validation_ndcg_k, largest_label=None, label_gain=None):
     """The metric that ``scoring`` names, as boosting calls it.
 
     Parameters
@@ -90,6 +90,10 @@ def scoring_metric(scoring, validation_ndcg_k, largest_label=None):
         The largest label of the fit (training and validation rows): ERR's
         ``max_grade``, so that every score of a fit uses the same stop
         probabilities. Only needed for ``"err"``.
+    label_gain : array-like or None, default=None
+        The gains of the labels (LambdaMART's ``label_gain``) for NDCG, the
+        metric the objective optimises; None for ``2**y - 1``. The other
+        metrics, and a scorer, keep their own conventions.
 
     Returns
     -------
@@ -98,10 +102,10 @@ def scoring_metric(scoring, validation_ndcg_k, largest_label=None):
     if isinstance(scoring, RankingScorer):
         return GroupedScorer(scoring)
     if scoring is None:
-        return GroupedMetric("ndcg", validation_ndcg_k)
+        return GroupedMetric("ndcg", validation_ndcg_k, label_gain=label_gain)
     match = _NAME.fullmatch(scoring)
     family, k = match.group(1).lower(), match.group(2)
-    return GroupedMetric(family, None if k is None else int(k), largest_label)
+    return GroupedMetric(family, None if k is None else int(k), largest_label, label_gain)
 
 
 def _query_of_rows(offsets):
@@ -119,6 +123,8 @@ class GroupedMetric:
         Cutoff; None for none.
     max_grade : float, default=None
         ERR's ``max_grade``.
+    label_gain : array-like or None, default=None
+        NDCG's ``label_gain`` (ignored by the other metrics).
 
     Attributes
     ----------
@@ -126,11 +132,13 @@ class GroupedMetric:
         How messages name the metric ("MAP@5"); the same for both.
     """
 
-    def __init__(self, family, k, max_grade=None):
+    def __init__(self, family, k, max_grade=None, label_gain=None):
         self.family = family
         self.kwargs = {"k": k}
         if family == "err":
             self.kwargs["max_grade"] = max_grade
+        if family == "ndcg" and label_gain is not None:
+            self.kwargs["label_gain"] = label_gain
         self.name = self.label = family.upper() + ("" if k is None else f"@{k}")
 
     def __call__(self, y, raw_scores, offsets):

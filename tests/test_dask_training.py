@@ -351,6 +351,31 @@ def test_scoring_matches_single_process(client, data, classes, scoring, extra, m
     np.testing.assert_allclose(distributed.train_score_, local.train_score_, rtol=0, atol=1e-12)
 
 
+def test_label_gain_reaches_the_workers_and_the_client(client, data):
+    # Labels 300 * y with the gains 2**(i / 300) - 1 give every row the
+    # default gain of y, beyond the labels (about 1000) whose default gains
+    # overflow: the workers' lambdas and the client's validation NDCG on
+    # the held-out queries must be those of the default model on y.
+    X, y, qid = data
+    table = list(np.exp2(np.arange(1201) / 300) - 1)
+    params = dict(PARAMS, n_estimators=30, early_stopping=True, n_iter_no_change=3,
+                  subsample=1.0, max_features=1.0)
+    ddf = _frame(X, 300 * y, qid)
+    distributed = DaskLambdaMARTRanker(label_gain=table, **params).fit(
+        ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
+    assert distributed.n_iter_ < 30
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
+                               rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="overflow float64"):
+        DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
+    bad = _frame(X, np.where(y == 4, 1201.0, 300 * y), qid)
+    with pytest.raises(ValueError, match=r"label of 1201, but with label_gain \(of length 1201"):
+        DaskLambdaMARTRanker(label_gain=table, **PARAMS).fit(
+            bad.drop(columns="label"), bad["label"])
+
+
 def test_predict_on_dask_collections_and_to_local(client, data):
     X, y, qid = data
     ddf = _frame(X, y, qid)

@@ -139,7 +139,6 @@ def test_the_suggested_call_works(kwargs, fix, data):
         ("min_split_gain", "no minimum split gain"),
         ("colsample_bynode", "max_features draws per tree"),
         ("boosting_type", "only gradient boosting"),
-        ("label_gain", "2\\*\\*y - 1"),
     ],
 )
 def test_names_without_an_equivalent_say_so(name, message):

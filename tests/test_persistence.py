@@ -32,6 +32,7 @@ SMALL = dict(n_estimators=6, max_leaf_nodes=6, min_samples_leaf=5, random_state=
 RANKERS = {
     "lambdamart": LambdaMARTRanker(**SMALL),
     "lambdamart_sampled": LambdaMARTRanker(subsample=0.7, max_features=0.6, **SMALL),
+    "lambdamart_label_gain": LambdaMARTRanker(label_gain=[0, 1, 1.5, 4, 9], **SMALL),
     "lambdamart_early_stopping": LambdaMARTRanker(
         **{**SMALL, "n_estimators": 30}, early_stopping=True, n_iter_no_change=2
     ),

@@ -134,7 +134,9 @@ class _DaskRankerMixin:
         warm, nothing_to_add = self._begin_fit()
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
-            parts = client.compute(partition_tasks(X, y, qid, sample_weight))
+            parts = client.compute(
+                partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table())
+            )
             shard_futures, shards = self._start_shards(client, parts)
             # The shards hold the partitions now; without the futures the
             # workers' stores drop their references, so what a shard copies or
@@ -271,7 +273,8 @@ class _DaskRankerMixin:
             )
         # Each partition checked its labels against its own size; the bound
         # that matters is that of all rows.
-        check_largest_label(max(s["largest_label"] for s in summaries), n_rows)
+        check_largest_label(max(s["largest_label"] for s in summaries), n_rows,
+                            label_gain=self._gain_table())
 
     def _hold_out_queries(self, shards, summaries):
         """Take the validation queries a single-process fit would hold out

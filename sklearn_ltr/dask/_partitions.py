@@ -45,12 +45,13 @@ def _row_chunks(collection):
     return None
 
 
-def partition_tasks(X, y, qid, sample_weight):
+def partition_tasks(X, y, qid, sample_weight, label_gain=None):
     """Delayed ``make_part`` tasks, one per partition of ``X``.
 
     ``y``, ``qid`` and ``sample_weight`` must be partitioned like ``X``
     (as they are when they come from the same DataFrame, or from arrays with
-    the same row chunks).
+    the same row chunks). ``label_gain`` is the ranker's checked gain table
+    (or None), against which each partition checks its labels.
     """
     import dask
 
@@ -79,6 +80,7 @@ def partition_tasks(X, y, qid, sample_weight):
             blocks["X"][p], blocks["y"][p],
             None if qid is None else blocks["qid"][p],
             None if sample_weight is None else blocks["sample_weight"][p],
+            label_gain,
         ))
     return tasks
 

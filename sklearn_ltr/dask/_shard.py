@@ -41,11 +41,13 @@ __all__ = [
 _SENT_FIELDS = 3
 
 
-def make_part(X, y, qid, sample_weight):
+def make_part(X, y, qid, sample_weight, label_gain=None):
     """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
 
     Runs on the worker that computes the partition. ``X`` may be a pandas
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
+    The labels are checked against ``label_gain`` (a checked gain table, or
+    None for gains ``2**y - 1``).
     """
     X, qid = resolve_qid(X, qid)
     check_numeric_columns(X, "X")
@@ -59,7 +61,7 @@ def make_part(X, y, qid, sample_weight):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional; a partition has shape {X.shape}.")
     n = X.shape[0]
-    y = check_labels(np.asarray(y).reshape(-1))
+    y = check_labels(np.asarray(y).reshape(-1), label_gain=label_gain)
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} labels for {n} rows of X.")
     if qid is None:
