@@ -30,6 +30,7 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._parallel import pick, serial_twin
+from .constraints import _scan_feature_bounded
 
 
 @njit(cache=True, inline="always")
@@ -153,7 +154,7 @@ _FEATURES_PER_ITEM = 4
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
                                 n_bins_non_missing, missing_bin, feature_mask,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                per_feature, scratch):
+                                per_feature, scratch, monotonic_cst, node_bounds):
     """Scan every allowed feature of one or two nodes for its best split, in
     parallel over (node, block of features) pairs: one parallel region for
     both children of a split.
@@ -167,7 +168,10 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
     ``f``'s best split; the gain is ``-inf`` for features masked out or
     without a valid split. ``scratch[t]`` is thread ``t``'s work space (see
-    :func:`split_scratch`).
+    :func:`split_scratch`). With monotonic constraints, ``monotonic_cst[f]``
+    is feature ``f``'s and ``node_bounds[k]`` is node ``k``'s ``(lower,
+    upper, value)`` (see :mod:`.constraints`); without, both are None and
+    the constrained scan is not compiled in.
     """
     n_features = hist0.shape[0]
     n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
@@ -176,11 +180,22 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
         first = (item - k * n_blocks) * _FEATURES_PER_ITEM
         work = scratch[get_thread_id()]
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
-            _scan_feature(hist0[f] if k == 0 else hist1[f],
-                          sibling0[f] if k == 0 else sibling1[f], subtract[k],
-                          n_bins_non_missing[f], missing_bin, feature_mask[f],
-                          totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
-                          min_hessian_to_split, l2_regularization, per_feature[k, f], work)
+            # numba prunes the branch a None argument rules out, so each
+            # specialisation holds one scan only.
+            if node_bounds is None:
+                _scan_feature(hist0[f] if k == 0 else hist1[f],
+                              sibling0[f] if k == 0 else sibling1[f], subtract[k],
+                              n_bins_non_missing[f], missing_bin, feature_mask[f],
+                              totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
+                              min_hessian_to_split, l2_regularization, per_feature[k, f], work)
+            else:
+                _scan_feature_bounded(hist0[f] if k == 0 else hist1[f],
+                                      sibling0[f] if k == 0 else sibling1[f], subtract[k],
+                                      n_bins_non_missing[f], missing_bin, feature_mask[f],
+                                      totals[k, 0], totals[k, 1], totals[k, 2],
+                                      monotonic_cst[f], node_bounds[k, 0], node_bounds[k, 1],
+                                      node_bounds[k, 2], min_samples_leaf, min_hessian_to_split,
+                                      l2_regularization, per_feature[k, f], work)
 
 
 @njit(cache=True, inline="always")
@@ -246,7 +261,7 @@ def split_scratch(n_features, n_bins):
 
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
                      min_hessian_to_split, min_gain_to_split, l2_regularization,
-                     scratch=None):
+                     scratch=None, monotonic_cst=None, node_bounds=None):
     """Find the best split of one or two nodes over all allowed features.
 
     Parameters
@@ -276,6 +291,14 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
         L2 regularization of leaf values.
     scratch : tuple, default=None
         Work space from :func:`split_scratch` (allocated if None).
+    monotonic_cst : ndarray of shape (n_features,), dtype int8, default=None
+        Monotonic constraint of each feature (-1, 0, 1); with ``node_bounds``.
+    node_bounds : ndarray of shape (n_nodes, 3), dtype float64, default=None
+        Each node's ``(lower, upper, value)``: the bounds of its children's
+        values and its own value (see :mod:`.constraints`). If given, the
+        scan clips the children's values to the bounds, computes gains from
+        the clipped values and refuses splits against ``monotonic_cst``;
+        if None (no monotonic constraint), it is the plain scan.
 
     Returns
     -------
@@ -301,7 +324,7 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
                 n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, int(min_samples_leaf), float(min_hessian_to_split),
-         float(l2_regularization), per_feature, work)
+         float(l2_regularization), per_feature, work, monotonic_cst, node_bounds)
     splits = []
     for k in range(n_nodes):
         best = _first_best_feature(per_feature[k])
