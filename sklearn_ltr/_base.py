@@ -26,6 +26,7 @@ from sklearn.utils.validation import (
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster, TrainingData
 from ._gbdt.common import X_DTYPE, Y_DTYPE
+from ._gbdt.constraints import check_interaction_cst, check_monotonic_cst
 from ._input_checks import check_labels, check_no_text_labels, check_numeric_columns
 from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from ._objectives import OBJECTIVES
@@ -173,6 +174,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
+        "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "validation_fraction": [
             Interval(Real, 0, 1, closed="neither"),
@@ -205,6 +208,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         max_bins,
         max_features,
         subsample,
+        monotonic_cst,
+        interaction_cst,
         early_stopping,
         validation_fraction,
         validation_ndcg_k,
@@ -225,6 +230,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.max_bins = max_bins
         self.max_features = max_features
         self.subsample = subsample
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.validation_ndcg_k = validation_ndcg_k
@@ -444,6 +451,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         [0, 1], only LambdaMARTRanker exposes them) reaches the objective in
         the training rows' query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
+        self._tree_constraints()  # refuse bad constraints before any binning
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
         self._check_validation_arguments(X_val, y_val, qid_val)
@@ -614,12 +622,24 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         return BinMapper(max_bins=self.max_bins, subsample=None).fit(X, sample_rows=rows)
 
     def _tree_params(self):
+        monotonic_cst, interaction_cst = self._tree_constraints()
         return dict(
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
             min_hessian_to_split=self.min_hessian_to_split,
             l2_regularization=self.l2_regularization,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
+        )
+
+    def _tree_constraints(self):
+        """``monotonic_cst`` and ``interaction_cst`` checked against the
+        features of X and as the grower takes them (None for none)."""
+        names = getattr(self, "feature_names_in_", None)
+        return (
+            check_monotonic_cst(self.monotonic_cst, self.n_features_in_, names),
+            check_interaction_cst(self.interaction_cst, self.n_features_in_, names),
         )
 
     def _make_objective(self, y, offsets, sample_weight, **row_params):

@@ -134,6 +134,7 @@ class _DaskRankerMixin:
         warm, nothing_to_add = self._begin_fit()
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
+            self._tree_constraints()  # refuse bad constraints before the workers start
             parts = client.compute(partition_tasks(X, y, qid, sample_weight))
             shard_futures, shards = self._start_shards(client, parts)
             # The shards hold the partitions now; without the futures the
