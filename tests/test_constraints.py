@@ -280,7 +280,8 @@ def test_a_child_value_is_clipped_at_the_mid_point_and_the_gain_uses_it():
 def test_scores_are_monotonic_in_constrained_features(name):
     X, y, qid = _ranking_data()
     free = clone(RANKERS[name]).set_params(**FIT).fit(X, y, qid=qid)
-    constrained = clone(RANKERS[name]).set_params(**FIT, monotonic_cst=[1, -1, 0, 0]).fit(X, y, qid=qid)
+    constrained = clone(RANKERS[name]).set_params(**FIT, monotonic_cst=[1, -1, 0, 0])
+    constrained.fit(X, y, qid=qid)
     for feature, sign in ((0, 1), (1, -1)):
         steps = sign * np.diff(_grid_scores(constrained, X, feature), axis=1)
         assert steps.min() >= 0, (feature, steps.min())
@@ -462,8 +463,9 @@ def test_constraints_survive_save_and_load(monotonic_cst, interaction_cst):
     if isinstance(interaction_cst, str):
         assert loaded.interaction_cst == interaction_cst
     else:
-        assert [set(group) for group in loaded.interaction_cst] == [
-            set(group) for group in interaction_cst]
+        # Sets come back as sorted lists.
+        assert loaded.interaction_cst == [
+            sorted(group) if isinstance(group, set) else list(group) for group in interaction_cst]
     np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
     # A warm start of the loaded model grows the trees the saved one would.
     loaded.set_params(n_estimators=12).fit(frame, y, qid=qid)
@@ -491,5 +493,17 @@ def test_a_damaged_dict_parameter_is_refused(value):
                 data = json.dumps(document).encode()
             zout.writestr(info, data)
     out.seek(0)
-    with pytest.raises(ValueError, match=r"Cannot load model file .*params\[.monotonic_cst.\] must be"):
+    message = r"Cannot load model file .*params\[.monotonic_cst.\] must be"
+    with pytest.raises(ValueError, match=message):
         load_model(out)
+
+
+def test_the_grower_checks_its_constraints():
+    X, g, h = _one_feature_problem()
+    args = (X, g, h, np.array([3], np.uint32), np.zeros(1, bool), MISSING)
+    with pytest.raises(ValueError, match="monotonic_cst must hold -1, 0 or 1 for each of the 1"):
+        grow_tree(*args, monotonic_cst=[1, 0])
+    with pytest.raises(ValueError, match="monotonic_cst must hold"):
+        grow_tree(*args, monotonic_cst=[2])
+    with pytest.raises(ValueError, match=r"interaction_cst has feature index 3, outside \[0, 0\]"):
+        grow_tree(*args, interaction_cst=[{0, 3}])
