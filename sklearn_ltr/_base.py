@@ -26,6 +26,7 @@ from ._categorical_input import categorical_mask, encode_pandas_categories, pand
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster, TrainingData
 from ._gbdt.common import X_DTYPE, Y_DTYPE
+from ._gbdt.constraints import check_interaction_cst, check_monotonic_cst
 from ._input_checks import check_labels, check_no_text_labels, check_numeric_columns
 from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from ._objectives import OBJECTIVES
@@ -175,6 +176,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
+        "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "validation_fraction": [
             Interval(Real, 0, 1, closed="neither"),
@@ -210,6 +213,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         categorical_features,
         max_features,
         subsample,
+        monotonic_cst,
+        interaction_cst,
         early_stopping,
         validation_fraction,
         validation_ndcg_k,
@@ -233,6 +238,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.max_features = max_features
         self.subsample = subsample
+        self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.validation_ndcg_k = validation_ndcg_k
@@ -470,6 +477,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         [0, 1], only LambdaMARTRanker exposes them) reaches the objective in
         the training rows' query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
+        self._tree_constraints()  # refuse bad constraints before any binning
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
         self._check_validation_arguments(X_val, y_val, qid_val)
@@ -645,12 +653,36 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                          is_categorical=self.is_categorical_).fit(X, sample_rows=rows)
 
     def _tree_params(self):
+        monotonic_cst, interaction_cst = self._tree_constraints()
         return dict(
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
             min_hessian_to_split=self.min_hessian_to_split,
             l2_regularization=self.l2_regularization,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
+        )
+
+    def _tree_constraints(self):
+        """``monotonic_cst`` and ``interaction_cst`` checked against the
+        features of X and as the grower takes them (None for none)."""
+        names = getattr(self, "feature_names_in_", None)
+        monotonic_cst = check_monotonic_cst(self.monotonic_cst, self.n_features_in_, names)
+        categorical = getattr(self, "is_categorical_", None)
+        if monotonic_cst is not None and categorical is not None:
+            both = np.flatnonzero((np.asarray(monotonic_cst) != 0) & categorical)
+            if both.size:
+                name = names[both[0]] if names is not None else int(both[0])
+                raise ValueError(
+                    f"monotonic_cst constrains feature {name!r}, which is categorical: "
+                    "categories have no order to be monotonic in (as in scikit-learn's "
+                    "HistGradientBoosting). Drop its constraint, or leave it out of "
+                    "categorical_features."
+                )
+        return (
+            monotonic_cst,
+            check_interaction_cst(self.interaction_cst, self.n_features_in_, names),
         )
 
     def _make_objective(self, y, offsets, sample_weight, **row_params):

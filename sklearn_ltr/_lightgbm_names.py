@@ -14,6 +14,7 @@ parameter is never intercepted (``CalibratedRanker(objective=...)`` is one).
 
 import functools
 import inspect
+import json
 import re
 import reprlib
 from numbers import Integral
@@ -78,6 +79,13 @@ _UNWEIGHTED_VALIDATION = (
     "validation rows are unweighted here; every query counts the same in the validation NDCG"
 )
 _OBJECTIVE_BASELINE = "training always starts from the objective's baseline"
+_MONOTONE = "-1, 0 or 1 per feature, or a dict of feature name or index to -1, 0 or 1"
+_ONE_MONOTONE_METHOD = (
+    "there is one method here, scikit-learn's HistGradientBoosting's: after a split on a "
+    "constrained feature, each child's subtree is bounded at the mid-point of the two "
+    "children's values (see monotonic_cst)"
+)
+_NO_MONOTONE_PENALTY = "there is no penalty on splits of constrained features here"
 _WARM_START = (
     "continue a fitted model with warm_start=True and a larger n_estimators, then fit "
     "again on the same data"
@@ -139,6 +147,21 @@ FOREIGN_NAMES = {
     "subsample_freq": Habit(
         _LGB, None, "subsample draws a new sample of queries for every tree "
         "(LightGBM's subsample_freq=1); subsample=1.0, the default, uses all of them"
+    ),
+    # -- constraints --------------------------------------------------------
+    "monotone_constraints": Habit(_BOTH, "monotonic_cst", _MONOTONE),
+    "monotone_constraint": Habit(_LGB, "monotonic_cst", _MONOTONE),
+    "mc": Habit(_LGB, "monotonic_cst", _MONOTONE),
+    "monotone_constraints_method": Habit(_LGB, None, _ONE_MONOTONE_METHOD),
+    "monotone_constraining_method": Habit(_LGB, None, _ONE_MONOTONE_METHOD),
+    "mc_method": Habit(_LGB, None, _ONE_MONOTONE_METHOD),
+    "monotone_penalty": Habit(_LGB, None, _NO_MONOTONE_PENALTY),
+    "monotone_splits_penalty": Habit(_LGB, None, _NO_MONOTONE_PENALTY),
+    "ms_penalty": Habit(_LGB, None, _NO_MONOTONE_PENALTY),
+    "mc_penalty": Habit(_LGB, None, _NO_MONOTONE_PENALTY),
+    "interaction_constraints": Habit(
+        _BOTH, "interaction_cst", "a list of groups of feature indices or names; the features "
+        "that no group lists form one more group"
     ),
     "bagging_freq": Habit(
         _LGB, None, "subsample draws a new sample of queries for every tree "
@@ -324,6 +347,23 @@ def _value_for(name, value):
         return None
     if name == "silent":
         return 0 if value else 1
+    if name in ("monotone_constraints", "monotone_constraint", "mc", "interaction_constraints"):
+        return _constraints_value(value)
+    return value
+
+
+def _constraints_value(value):
+    """XGBoost's constraints as a string ("(1,0,-1)", "[[0, 1], [2]]") or
+    tuples, as lists; None if a string does not read as one."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value.replace("(", "[").replace(")", "]"))
+        except ValueError:
+            return None
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, list):
+        return [list(v) if isinstance(v, tuple) else v for v in value]
     return value
 
 

@@ -54,6 +54,28 @@ _SHARED_PARAMETERS_DOC = """
         Fraction of the features each tree may split on, drawn per tree.
     subsample : float, default=1.0
         Fraction of the training *queries* (not rows) used for each tree.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotonic constraint of each feature, as in scikit-learn's
+        ``HistGradientBoostingRegressor``: 1 the score never decreases when
+        the feature grows (all other features fixed), -1 it never
+        increases, 0 no constraint. A dict maps features, by name (for a
+        DataFrame ``X``) or by column index, to -1, 0 or 1; features left
+        out get 0. A split on a constrained feature is made only if its
+        children's values are in the constrained order, and every node's
+        value is kept between bounds set by the splits above it (the
+        mid-point of the children's values after a constrained split), so
+        every tree, and the model, is monotonic in the feature. LightGBM's
+        and XGBoost's ``monotone_constraints``.
+    interaction_cst : {"pairwise", "no_interactions"}, list of lists/tuples/sets or None, \
+default=None
+        Groups of features that may interact, as in scikit-learn's
+        ``HistGradientBoostingRegressor``: the features split on along any
+        path from a tree's root to a leaf all lie in one group. Features are
+        given by column index or, for a DataFrame ``X``, by name; those no
+        group lists form one more group. ``"pairwise"`` makes every pair of
+        features a group, ``"no_interactions"`` every feature alone (each
+        path of a tree then splits on one feature only). LightGBM's and
+        XGBoost's ``interaction_constraints``.
     early_stopping : 'auto' or bool, default='auto'
         Stop when the validation score (``scoring``) stops improving. 'auto'
         enables it when a validation set is given or when there are more
@@ -325,6 +347,8 @@ class LambdaMARTRanker(BaseGBRanker):
         categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
@@ -349,6 +373,8 @@ class LambdaMARTRanker(BaseGBRanker):
             categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
@@ -511,6 +537,8 @@ class XENDCGRanker(BaseGBRanker):
         categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
@@ -535,6 +563,8 @@ class XENDCGRanker(BaseGBRanker):
             categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
@@ -596,6 +626,8 @@ class ListNetRanker(BaseGBRanker):
         categorical_features="from_dtype",
         max_features=1.0,
         subsample=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
@@ -620,6 +652,8 @@ class ListNetRanker(BaseGBRanker):
             categorical_features=categorical_features,
             max_features=max_features,
             subsample=subsample,
+            monotonic_cst=monotonic_cst,
+            interaction_cst=interaction_cst,
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,

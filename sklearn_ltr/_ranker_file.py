@@ -88,7 +88,7 @@ def json_param(name, value, owner=""):
         return int(value)
     if isinstance(value, (float, np.floating)) and math.isfinite(value):
         return float(value)
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1):
         return [json_param(name, v, owner) for v in value]
     if name == "scoring" and not owner:
         raise ValueError(
@@ -97,15 +97,44 @@ def json_param(name, value, owner=""):
             "object. Before saving, set it to the name of the same metric if it has one "
             "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
         )
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        # An array parameter (label_gain) is saved as a list and loads as one.
-        return [json_param(name, v, owner) for v in value.tolist()]
+    if isinstance(value, (set, frozenset)):
+        # Written sorted (ints before strings), so that a file does not
+        # depend on the order of a set.
+        ordered = sorted(value, key=lambda v: (isinstance(v, str), v))
+        return [json_param(name, v, owner) for v in ordered]
+    if isinstance(value, dict) and all(
+        isinstance(k, (str, int, np.integer)) and not isinstance(k, (bool, np.bool_))
+        for k in value
+    ):
+        # As pairs: JSON object keys are strings, and feature 0 (an index)
+        # must not come back as the feature named "0".
+        return {"items": [[json_param(name, k, owner), json_param(name, v, owner)]
+                          for k, v in value.items()]}
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str or lists (or 1-d arrays) of them. "
-        "Set it to such a value (e.g. random_state to an int; the fitted model keeps its "
-        "own seeds) before saving."
+        "that are None, bool, int, finite float, str, lists (or tuples, sets, 1-d arrays) "
+        "of them, or dicts from str or int to them. Set it to such a value (e.g. "
+        "random_state to an int; the fitted model keeps its own seeds) before saving."
     )
+
+
+def _param_from_json(name, value):
+    """A parameter as :func:`json_param` wrote it: a dict comes back from its
+    ``{"items": [[key, value], ...]}`` form."""
+    if isinstance(value, list):
+        return [_param_from_json(name, v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    items = value.get("items")
+    if set(value) != {"items"} or not isinstance(items, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int))
+        and not isinstance(pair[0], bool) for pair in items
+    ):
+        raise ModelFileError(
+            f"params[{name!r}] must be {{\"items\": [[key, value], ...]}} with str or int "
+            f"keys, got {value!r}"
+        )
+    return {key: _param_from_json(name, v) for key, v in items}
 
 
 def _float_to_json(x):
@@ -339,6 +368,7 @@ def build_ranker(document, a):
             f"estimator {name!r} is not one of the loadable classes {sorted(classes)}"
         )
     params = get_field(document, "params", "dict", "model.json")
+    params = {key: _param_from_json(key, value) for key, value in params.items()}
     try:
         estimator = classes[name](**params)
         estimator._validate_params()

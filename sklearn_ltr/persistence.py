@@ -27,8 +27,10 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
     - ``"estimator"``: class name, one of ``LambdaMARTRanker``,
       ``XENDCGRanker``, ``ListNetRanker``, ``CalibratedRanker``.
     - ``"params"``: ``get_params(deep=False)``; values are null, booleans,
-      numbers, strings or lists of them (a 1-d array, such as a
-      ``label_gain``, is saved as a list).
+      numbers, strings or lists of them (tuples, sets and 1-d arrays are
+      written as lists, sets sorted), or, for a dict (``monotonic_cst`` by
+      feature), ``{"items": [[key, value], ...]}`` with string (feature
+      name) or integer (column index) keys.
     - ``"fitted"``: ``n_features_in_``, ``feature_names_in_`` (list of
       strings, or null), ``n_iter_`` (number of trees), ``objective_``,
       ``do_early_stopping_``, ``n_training_queries`` (optional; the

@@ -89,7 +89,7 @@ def test_categorical_split_on_a_hand_computed_case():
     # split sends category 1 alone to one side.
     h = _histogram([200.0, -200.0, 200.0], [200, 200, 200])
     gain, n_left, mleft, gl, hl, cl = best_categorical_split(
-        h, 3, MISSING, 200.0, 600.0, 600.0, 200.0**2 / 600.0, 1, 0.0, 0.0)
+        h, 3, MISSING, 200.0, 600.0, 600.0, 200.0**2 / 600.0, 1, 0.0, 0.0, -np.inf, np.inf)
     assert gain == pytest.approx(200**2 / 210 + 400**2 / 410 - 200**2 / 600)
     assert (gl, hl, cl) == (-200.0, 200.0, 200.0)
     assert bins_of(left_categories(h, 3, MISSING, n_left)).tolist() == [1]
@@ -130,7 +130,7 @@ def test_categorical_split_is_the_best_of_the_documented_candidates():
         h = _histogram(g, n)
         G, H = g.sum(), float(n.sum())
         gain, n_left, _, gl, hl, cl = best_categorical_split(
-            h, k, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0)
+            h, k, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0, -np.inf, np.inf)
         left = bins_of(left_categories(h, k, MISSING, n_left))
         assert gl == pytest.approx(g[left].sum()) and cl == n[left].sum()
         assert gain == pytest.approx(_gain(g[left].sum(), n[left].sum(), G, H))
@@ -151,7 +151,8 @@ def test_categories_with_too_few_rows_stay_right():
     # Category 1 has the most extreme gradient but too few rows to be sorted.
     h = _histogram([300.0, -50.0, -300.0], [300, MIN_CATEGORY_SUPPORT - 1, 300])
     G, H = -50.0, 300.0 + 300.0 + MIN_CATEGORY_SUPPORT - 1
-    _, n_left, _, _, _, _ = best_categorical_split(h, 3, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0)
+    _, n_left, _, _, _, _ = best_categorical_split(
+        h, 3, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0, -np.inf, np.inf)
     assert 1 not in bins_of(left_categories(h, 3, MISSING, n_left))
 
 
@@ -160,7 +161,7 @@ def test_missing_bin_takes_part_as_a_category():
     h = _histogram([300.0, -300.0, 300.0], [300, 300, 300], missing=(-300.0, 300))
     G, H = 0.0, 1200.0
     gain, n_left, mleft, gl, hl, cl = best_categorical_split(
-        h, 3, MISSING, G, H, H, 0.0, 1, 0.0, 0.0)
+        h, 3, MISSING, G, H, H, 0.0, 1, 0.0, 0.0, -np.inf, np.inf)
     left = bins_of(left_categories(h, 3, MISSING, n_left)).tolist()
     if mleft:
         assert left == [1] and (gl, cl) == (-600.0, 600.0)
@@ -357,3 +358,47 @@ def test_calibrated_ranker_splits_on_categories():
                              random_state=0).fit(X, y, qid=qid)
     np.testing.assert_array_equal(model.is_categorical_, [False, False, True])
     assert model._tree_ensemble().nodes["is_categorical"].any()
+
+
+def test_monotonic_constraint_on_a_categorical_feature_is_refused():
+    X, y, qid = _category_data(n_queries=10)
+    with pytest.raises(ValueError, match="monotonic_cst constrains feature 2, which is categ"):
+        LambdaMARTRanker(n_estimators=2, categorical_features=[2],
+                         monotonic_cst=[0, 1, 1]).fit(X, y, qid=qid)
+
+
+def test_categories_below_a_monotonic_split_keep_the_trees_monotonic():
+    # Monotonic in feature 0 while categorical splits (scanned with the
+    # node's bounds) happen below the constrained splits.
+    X, y, qid = _category_data(n_queries=80)
+    X[:, 1] = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]  # a non-monotonic pull on relevance
+    y = np.clip(y + (X[:, 1] > 0.5), 0, 4)
+    model = LambdaMARTRanker(n_estimators=20, categorical_features=[2], monotonic_cst=[1, 0, 0],
+                             early_stopping=False, random_state=0).fit(X, y, qid=qid)
+    nodes = model._tree_ensemble().nodes
+    assert nodes["is_categorical"].any() and (nodes["feature_idx"] == 0).any()
+    rows = np.repeat(X[:30], 41, axis=0)
+    rows[:, 0] = np.tile(np.linspace(-3, 3, 41), 30)
+    scores = model.predict(rows).reshape(30, 41)
+    assert np.all(np.diff(scores, axis=1) >= 0)
+    free = LambdaMARTRanker(n_estimators=20, categorical_features=[2], early_stopping=False,
+                            random_state=0).fit(X, y, qid=qid)
+    assert np.any(np.diff(free.predict(rows).reshape(30, 41), axis=1) < 0)
+
+
+def test_interaction_groups_hold_with_categorical_features():
+    X, y, qid = _category_data(n_queries=60)
+    model = LambdaMARTRanker(n_estimators=10, categorical_features=[2],
+                             interaction_cst=[[0, 1], [2]], early_stopping=False,
+                             random_state=0).fit(X, y, qid=qid)
+    ensemble = model._tree_ensemble()
+    assert ensemble.nodes["is_categorical"].any()
+    for tree in ensemble.trees():
+        def features_on_paths(k, used):
+            if tree[k]["is_leaf"]:
+                assert used <= {0, 1} or used <= {2}, used
+                return
+            used = used | {int(tree[k]["feature_idx"])}
+            features_on_paths(tree[k]["left"], used)
+            features_on_paths(tree[k]["right"], used)
+        features_on_paths(0, set())

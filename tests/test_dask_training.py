@@ -397,6 +397,48 @@ def test_predict_on_dask_collections_and_to_local(client, data):
     np.testing.assert_array_equal(loaded.predict(frame), local.predict(frame))
 
 
+def test_constraints_hold_in_a_distributed_fit(client, data):
+    # Features by column name: the distributed fit reads them from the dask
+    # DataFrame's columns. Its model is the single-process one, scores rise
+    # with f6 and fall with f2 (the free model's do not), and every path
+    # stays in one interaction group.
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    params = dict(PARAMS, monotonic_cst={"f6": 1, "f2": -1},
+                  interaction_cst=[["f6", "f1", "f2"], ["f10", "f0"]])
+    distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
+    frame = to_frame(X, qid)
+    local = LambdaMARTRanker(**params).fit(frame, y)
+    _assert_same_model(distributed, local, frame)
+    free = LambdaMARTRanker(**PARAMS).fit(frame, y)
+
+    rows = X[~np.isnan(X).any(axis=1)][:40]
+
+    def steps(model, feature):
+        grid = np.linspace(np.nanmin(X[:, feature]), np.nanmax(X[:, feature]), 61)
+        batch = np.repeat(rows, grid.size, axis=0)
+        batch[:, feature] = np.tile(grid, rows.shape[0])
+        scores = model.predict(to_frame(batch, np.zeros(batch.shape[0])))
+        return np.diff(scores.reshape(rows.shape[0], grid.size), axis=1)
+
+    model = distributed.to_local()
+    assert steps(model, 6).min() >= 0 > steps(free, 6).min()
+    assert steps(model, 2).max() <= 0 < steps(free, 2).max()
+    groups = [{6, 1, 2}, {10, 0}, {3, 4, 5, 7, 8, 9, 11}]
+    for tree in model._tree_ensemble().trees():
+        stack = [(0, set())]
+        while stack:
+            k, used = stack.pop()
+            if tree["is_leaf"][k]:
+                assert any(used <= group for group in groups), used
+                continue
+            used = used | {int(tree["feature_idx"][k])}
+            stack.extend([(tree["left"][k], used), (tree["right"][k], used)])
+    with pytest.raises(ValueError, match="monotonic_cst refers to feature 'f99'"):
+        DaskLambdaMARTRanker(monotonic_cst={"f99": 1}).fit(ddf.drop(columns="label"),
+                                                           ddf["label"])
+
+
 def test_in_memory_input_fits_locally(data):
     X, y, qid = data
     ranker = DaskLambdaMARTRanker(**PARAMS).fit(X, y, qid=qid)

@@ -116,6 +116,11 @@ def test_the_issue_example_word_for_word():
         (dict(metric="MAP@5"), dict(scoring="map@5")),
         (dict(sigmoid=2.0), dict(sigma=2.0)),
         (dict(lambdarank_truncation_level=10), dict(truncation_level=10)),
+        (dict(monotone_constraints=[1, 0, -1, 0]), dict(monotonic_cst=[1, 0, -1, 0])),
+        (dict(monotone_constraints="(1,0,-1,0)"), dict(monotonic_cst=[1, 0, -1, 0])),
+        (dict(mc=(0, 1, 0, 0)), dict(monotonic_cst=[0, 1, 0, 0])),
+        (dict(interaction_constraints=[(0, 1), (2, 3)]), dict(interaction_cst=[[0, 1], [2, 3]])),
+        (dict(interaction_constraints="[[0, 1], [2]]"), dict(interaction_cst=[[0, 1], [2]])),
     ],
 )
 def test_the_suggested_call_works(kwargs, fix, data):
@@ -136,6 +141,8 @@ def test_the_suggested_call_works(kwargs, fix, data):
         ("subsample_freq", "subsample_freq has no equivalent here: subsample draws a new "
                            "sample of queries for every tree"),
         ("reg_alpha", "no L1 penalty"),
+        ("monotone_constraints_method", "one method here, scikit-learn's HistGradientBoosting's"),
+        ("mc_penalty", "no penalty on splits of constrained features"),
         ("min_split_gain", "no minimum split gain"),
         ("colsample_bynode", "max_features draws per tree"),
         ("boosting_type", "only gradient boosting"),

@@ -75,9 +75,21 @@ def _candidates_in_order(h, n_categories, missing_bin):
     return bins[:n][order]
 
 
+@njit(cache=True, inline="always")
+def _child_term(g, h, l2, lower, upper):
+    """A child's term of the gain: ``g**2 / (h + l2)``, or, when its value
+    must lie in ``[lower, upper]`` (monotonic constraints elsewhere in the
+    tree), ``-g * v`` of its clipped value ``v``, as in :mod:`.constraints`."""
+    d = h + l2
+    if lower == -np.inf and upper == np.inf:
+        return g * g / d if d > 0.0 else 0.0
+    v = min(max(-g / d if d > 0.0 else 0.0, lower), upper)
+    return -g * v
+
+
 @njit(cache=True, error_model="numpy")
 def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, parent_term,
-                           min_samples_leaf, min_hessian_to_split, l2):
+                           min_samples_leaf, min_hessian_to_split, l2, lower, upper):
     """Scan the histogram of one categorical feature for its best split.
 
     Parameters
@@ -99,6 +111,10 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
         Minimum sum of hessians per child.
     l2 : float
         L2 regularization.
+    lower, upper : float
+        Bounds of the children's values (``-inf``, ``inf`` without monotonic
+        constraints; a categorical feature has none of its own, but a node
+        below a constrained split has bounds).
 
     Returns
     -------
@@ -142,11 +158,8 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
             if group < MIN_ROWS_PER_GROUP:
                 continue
             group = 0.0
-            gr = sum_g - gl
-            dl = hl + l2
-            dr = hr + l2
-            gain = ((gl * gl / dl if dl > 0.0 else 0.0) + (gr * gr / dr if dr > 0.0 else 0.0)
-                    - parent_term)
+            gain = (_child_term(gl, hl, l2, lower, upper)
+                    + _child_term(sum_g - gl, hr, l2, lower, upper) - parent_term)
             if gain > best_gain:
                 best_gain = gain
                 best_n_left = (i + 1) * direction

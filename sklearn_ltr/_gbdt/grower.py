@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, parallel_chunksize
 
 from .common import NODE_DTYPE
+from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import allocate_histograms
 from .node_rows import NodeRows
 from .splitting import find_best_splits, left_bins, split_scratch
@@ -133,6 +134,13 @@ class TreeGrower:
     is_categorical : ndarray of shape (n_features,), dtype bool, default=None
         Which features are categorical (their bins are categories, see
         :mod:`~.categorical`); None means none.
+    monotonic_cst : array-like of int of shape (n_features,), default=None
+        Monotonic constraint of each feature: 1 increasing, -1 decreasing, 0
+        none (see :mod:`.constraints`). None or all 0 for no constraint.
+    interaction_cst : list of sets of int, default=None
+        Groups of features that may interact, every feature in at least one
+        group (:func:`~.constraints.check_interaction_cst` adds the group of
+        the features the user left out); None for no constraint.
 
     Attributes
     ----------
@@ -154,7 +162,7 @@ class TreeGrower:
                  missing_values_bin_idx, bin_thresholds=None, max_leaf_nodes=31,
                  max_depth=None, min_samples_leaf=20, min_hessian_to_split=1e-3,
                  l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0,
-                 is_categorical=None):
+                 is_categorical=None, monotonic_cst=None, interaction_cst=None):
         if not 1 <= missing_values_bin_idx <= 255:
             raise ValueError("missing_values_bin_idx must be in [1, 255].")
         if hasattr(X_binned, "split") and hasattr(X_binned, "root_histogram"):
@@ -206,8 +214,39 @@ class TreeGrower:
         n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
         self._split_scratch = split_scratch(n_features, n_bins)
+        self._set_constraints(monotonic_cst, interaction_cst, n_features)
         self.time_find_split = 0.0
         self.time_total = 0.0
+
+    def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
+        self.monotonic_cst = None
+        if monotonic_cst is not None:
+            cst = np.asarray(monotonic_cst)
+            if cst.shape != (n_features,) or not np.all(np.isin(cst, (-1, 0, 1))):
+                raise ValueError(
+                    f"monotonic_cst must hold -1, 0 or 1 for each of the {n_features} features."
+                )
+            if np.any(cst != 0):
+                self.monotonic_cst = cst.astype(np.int8)
+        self._groups = (None if interaction_cst is None
+                        else InteractionGroups(interaction_cst, n_features))
+
+    def _constrain_children(self, node, left, right, feature):
+        """Give the children of ``node``, split on ``feature``, their values
+        and bounds (monotonic constraints) and the groups and features they
+        may still use (interaction constraints)."""
+        if self.monotonic_cst is not None:
+            lower, upper = node["lower"], node["upper"]
+            l2 = self.l2_regularization
+            for child in (left, right):
+                child["value"] = bounded_value(child["sum_g"], child["sum_h"], l2, lower, upper)
+            (left["lower"], left["upper"]), (right["lower"], right["upper"]) = children_bounds(
+                self.monotonic_cst[feature], lower, upper, left["value"], right["value"])
+        if self._groups is not None:
+            groups, allowed = self._groups.after_split(node["groups"], feature)
+            for child in (left, right):
+                child["groups"] = groups
+                child["allowed"] = allowed
 
     @property
     def time_histograms(self):
@@ -241,12 +280,20 @@ class TreeGrower:
         node's by subtracting the sibling's on the way."""
         tic = perf_counter()
         hists = self._histograms
+        mask, bounds = self._mask, None
+        if self._groups is not None and children[0][0]["allowed"] is not None:
+            # Siblings: the same features are open to both.
+            mask = np.minimum(mask, children[0][0]["allowed"])
+        if self.monotonic_cst is not None:
+            bounds = np.array([[node["lower"], node["upper"], node["value"]]
+                               for node, _ in children])
         results = find_best_splits(
             [(hists[node["slot"]], None if sibling < 0 else hists[sibling], node["sum_g"],
               node["sum_h"], node["count"]) for node, sibling in children],
-            self.n_bins_non_missing, self.missing_values_bin_idx, self._mask,
+            self.n_bins_non_missing, self.missing_values_bin_idx, mask,
             self.min_samples_leaf, self.min_hessian_to_split, self.min_gain_to_split,
-            self.l2_regularization, self._split_scratch, self.is_categorical)
+            self.l2_regularization, self._split_scratch, self.is_categorical,
+            self.monotonic_cst, bounds)
         self.time_find_split += perf_counter() - tic
         for (node, _), res in zip(children, results):
             node["split"] = res
@@ -295,6 +342,12 @@ class TreeGrower:
 
         root = dict(id=0, count=n_used, sum_g=sum_g, sum_h=sum_h, depth=0, slot=-1,
                     split=None, left=-1, right=-1)
+        if self.monotonic_cst is not None:
+            root.update(lower=-np.inf, upper=np.inf,
+                        value=bounded_value(sum_g, sum_h, self.l2_regularization,
+                                            -np.inf, np.inf))
+        if self._groups is not None:
+            root.update(groups=self._groups.all_groups, allowed=None)
         nodes = [root]
         n_leaves = 1
         max_leaves = self.max_leaf_nodes
@@ -316,6 +369,8 @@ class TreeGrower:
             nodes.append(left)
             nodes.append(right)
             node["left"], node["right"] = left["id"], right["id"]
+            if self.monotonic_cst is not None or self._groups is not None:
+                self._constrain_children(node, left, right, feat)
             n_leaves += 1
             parent_slot = node["slot"]
             node["slot"] = -1
@@ -375,6 +430,10 @@ class TreeGrower:
             if nd["left"] < 0:
                 den = nd["sum_h"] + l2
                 value = -nd["sum_g"] / den * self.shrinkage if den > 0 else 0.0
+                if self.monotonic_cst is not None:
+                    # Clipped to the bounds, then shrunk: the bounds are in
+                    # the unit of the Newton steps, as the mid-points.
+                    value = nd["value"] * self.shrinkage
                 rec["value"] = value
                 rec["is_leaf"] = 1
                 rec["feature_idx"] = -1

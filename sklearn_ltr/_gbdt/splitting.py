@@ -35,6 +35,7 @@ from numba import get_thread_id, njit, prange
 from .._parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, bitset_of, in_bitset
+from .constraints import _scan_feature_bounded
 
 
 @njit(cache=True, inline="always")
@@ -158,7 +159,7 @@ _FEATURES_PER_ITEM = 4
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
                                 n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                per_feature, scratch):
+                                per_feature, scratch, monotonic_cst, node_bounds):
     """Scan every allowed feature of one or two nodes for its best split, in
     parallel over (node, block of features) pairs: one parallel region for
     both children of a split.
@@ -174,6 +175,10 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     without a valid split (for a categorical feature, ``bin`` is the
     ``n_left`` of :func:`~.categorical.best_categorical_split`).
     ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
+    With monotonic constraints, ``monotonic_cst[f]`` is feature ``f``'s and
+    ``node_bounds[k]`` is node ``k``'s ``(lower, upper, value)`` (see
+    :mod:`.constraints`); without, both are None and the constrained scan is
+    not compiled in.
     """
     n_features = hist0.shape[0]
     n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
@@ -182,11 +187,24 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
         first = (item - k * n_blocks) * _FEATURES_PER_ITEM
         work = scratch[get_thread_id()]
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
-            _scan_feature(hist0[f] if k == 0 else hist1[f],
-                          sibling0[f] if k == 0 else sibling1[f], subtract[k],
-                          n_bins_non_missing[f], missing_bin, feature_mask[f], is_categorical[f],
-                          totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
-                          min_hessian_to_split, l2_regularization, per_feature[k, f], work)
+            # numba prunes the branch a None argument rules out, so each
+            # specialisation holds one scan only.
+            if node_bounds is None:
+                _scan_feature(hist0[f] if k == 0 else hist1[f],
+                              sibling0[f] if k == 0 else sibling1[f], subtract[k],
+                              n_bins_non_missing[f], missing_bin, feature_mask[f],
+                              is_categorical[f], totals[k, 0], totals[k, 1], totals[k, 2],
+                              min_samples_leaf, min_hessian_to_split, l2_regularization,
+                              per_feature[k, f], work)
+            else:
+                _scan_feature_bounded(hist0[f] if k == 0 else hist1[f],
+                                      sibling0[f] if k == 0 else sibling1[f], subtract[k],
+                                      n_bins_non_missing[f], missing_bin, feature_mask[f],
+                                      is_categorical[f], totals[k, 0], totals[k, 1],
+                                      totals[k, 2], monotonic_cst[f], node_bounds[k, 0],
+                                      node_bounds[k, 1], node_bounds[k, 2], min_samples_leaf,
+                                      min_hessian_to_split, l2_regularization,
+                                      per_feature[k, f], work)
 
 
 @njit(cache=True, inline="always")
@@ -208,7 +226,7 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical
     if categorical:
         gain, bin_, mleft, gl, hl, cl = best_categorical_split(
             hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
-            min_hessian_to_split, l2_regularization)
+            min_hessian_to_split, l2_regularization, -np.inf, np.inf)
     else:
         gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
             hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
@@ -262,7 +280,8 @@ def split_scratch(n_features, n_bins):
 
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
                      min_hessian_to_split, min_gain_to_split, l2_regularization,
-                     scratch=None, is_categorical=None):
+                     scratch=None, is_categorical=None, monotonic_cst=None,
+                     node_bounds=None):
     """Find the best split of one or two nodes over all allowed features.
 
     Parameters
@@ -294,6 +313,14 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
         Work space from :func:`split_scratch` (allocated if None).
     is_categorical : ndarray of shape (n_features,), dtype uint8, default=None
         Which features are categorical (non-zero); None means none.
+    monotonic_cst : ndarray of shape (n_features,), dtype int8, default=None
+        Monotonic constraint of each feature (-1, 0, 1); with ``node_bounds``.
+    node_bounds : ndarray of shape (n_nodes, 3), dtype float64, default=None
+        Each node's ``(lower, upper, value)``: the bounds of its children's
+        values and its own value (see :mod:`.constraints`). If given, the
+        scan clips the children's values to the bounds, computes gains from
+        the clipped values and refuses splits against ``monotonic_cst``;
+        if None (no monotonic constraint), it is the plain scan.
 
     Returns
     -------
@@ -324,7 +351,8 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
                 n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
-         float(min_hessian_to_split), float(l2_regularization), per_feature, work)
+         float(min_hessian_to_split), float(l2_regularization), per_feature, work,
+         monotonic_cst, node_bounds)
     splits = []
     for k in range(n_nodes):
         best = _first_best_feature(per_feature[k])

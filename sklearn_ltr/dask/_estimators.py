@@ -134,6 +134,7 @@ class _DaskRankerMixin:
         warm, nothing_to_add = self._begin_fit()
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
+            self._tree_constraints()  # refuse bad constraints before the workers start
             parts = client.compute(
                 partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table())
             )
