@@ -12,6 +12,8 @@ import functools
 import numpy as np
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr._gbdt.common import NODE_DTYPE, bins_of, bitset_of
+from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.export._float32 import floor32
 
@@ -49,34 +51,55 @@ def fitted(name, n_estimators=30):
 
 def _rows_reaching_splits(ensemble, X_base):
     """One row per split node that reaches it: a base row whose features on
-    the node's path are moved inside the path's intervals where needed.
+    the node's path are moved inside the path's intervals (for a
+    categorical feature, into the path's set of categories, or to NaN) where
+    needed.
 
-    Returns the rows and the split nodes' features and thresholds."""
+    Returns the rows and the split nodes' features and thresholds (NaN for
+    categorical splits)."""
     rows, features, thresholds = [], [], []
+    is_categorical = ensemble.is_categorical
     for t, nodes in enumerate(ensemble.trees()):
-        # (node, lower bounds (exclusive), upper bounds (inclusive)) per feature
-        stack = [(0, np.full(ensemble.n_features, -np.inf), np.full(ensemble.n_features, np.inf))]
+        # (node, lower bounds (exclusive), upper bounds (inclusive) per
+        # feature, {categorical feature: (categories allowed, NaN allowed)})
+        stack = [(0, np.full(ensemble.n_features, -np.inf), np.full(ensemble.n_features, np.inf),
+                  {})]
         while stack:
-            k, lo, hi = stack.pop()
+            k, lo, hi, allowed = stack.pop()
             node = nodes[k]
             if node["is_leaf"]:
                 continue
             row = X_base[len(rows) % X_base.shape[0]].copy()
-            outside = np.isnan(row) | (row <= lo) | (row > hi)
+            outside = (np.isnan(row) | (row <= lo) | (row > hi)) & ~is_categorical
             # Inside (lo, hi]: hi itself when finite, else just above lo.
             inside = np.where(np.isfinite(hi), hi, np.nextafter(lo, np.inf))
             inside = np.where(np.isneginf(lo) & np.isposinf(hi), 0.0, inside)
             row[outside] = inside[outside]
+            for f, (categories, nan_ok) in allowed.items():
+                known = np.isin(row[f], ensemble.categories[f])
+                if not (np.isin(row[f], categories) or (nan_ok and not known)):
+                    row[f] = min(categories) if categories else np.nan
             rows.append(row)
             f, thr = node["feature_idx"], node["num_threshold"]
             features.append(f)
             thresholds.append(thr)
+            if node["is_categorical"]:
+                categories, nan_ok = allowed.get(f, (set(ensemble.categories[f]), True))
+                left = set(ensemble.categories[f][bins_of(node["left_categories"])])
+                nan_left = bool(node["missing_go_to_left"])
+                sides = [(node["left"], categories & left, nan_ok and nan_left),
+                         (node["right"], categories - left, nan_ok and not nan_left)]
+                for child, child_categories, child_nan_ok in sides:
+                    if child_categories or child_nan_ok:  # else no row reaches it
+                        stack.append((child, lo, hi,
+                                      {**allowed, f: (child_categories, child_nan_ok)}))
+                continue
             left_hi = hi.copy()
             left_hi[f] = min(hi[f], thr)
             right_lo = lo.copy()
             right_lo[f] = max(lo[f], thr)
-            stack.append((node["left"], lo, left_hi))
-            stack.append((node["right"], right_lo, hi))
+            stack.append((node["left"], lo, left_hi, allowed))
+            stack.append((node["right"], right_lo, hi, allowed))
     return np.array(rows), np.array(features), np.array(thresholds)
 
 
@@ -135,3 +158,111 @@ def probe_rows(name, *, float32=False):
     for column in COLUMNS_WITH_NAN:
         X_base[rng.random(X_base.shape[0]) < 0.15, column] = np.nan
     return edge_rows(fitted(name)._tree_ensemble(), X_base, float32=float32)
+
+
+# -- a model with categorical splits -------------------------------------------
+
+CATEGORICAL_COLUMNS = (1, 5)
+# Few bins, so that column 1's rarer categories are merged into the missing bin.
+CATEGORICAL_MAX_BINS = 16
+# Column 5's codes: gaps between them, and codes that need several words of a
+# 32-bit bitset.
+SPARSE_CODES = np.array([0, 3, 7, 31, 32, 64, 100, 1000, 70000])
+
+
+def _with_categories(X, y, rng):
+    """X with CATEGORICAL_COLUMNS replaced by category codes that carry
+    signal in no order: column 1 one of 30 codes per label (the codes of
+    the rare high labels are rare), column 5 one of SPARSE_CODES per
+    ninth of column 2's range, each with NaN and negative values."""
+    X = X.copy()
+    n = X.shape[0]
+    by_label = rng.permutation(30)[np.minimum(y.astype(int) * 6 + rng.integers(0, 6, n), 29)]
+    rank = np.argsort(np.argsort(X[:, 2]))
+    by_rank = SPARSE_CODES[rng.permutation(SPARSE_CODES.size)][rank * SPARSE_CODES.size // n]
+    for column, codes, negative in ((1, by_label, -1.0), (5, by_rank, -2.0)):
+        codes = codes.astype(np.float64)
+        codes[rng.random(n) < 0.05] = np.nan
+        codes[rng.random(n) < 0.03] = negative
+        X[:, column] = codes
+    return X
+
+
+@functools.lru_cache(maxsize=None)
+def categorical_training_data():
+    """training_data() with CATEGORICAL_COLUMNS holding category codes."""
+    X, y, qid = training_data()
+    return _with_categories(X, y, np.random.default_rng(3)), y, qid
+
+
+@functools.lru_cache(maxsize=None)
+def fitted_categorical():
+    """A LambdaMARTRanker with categorical splits on CATEGORICAL_COLUMNS
+    (cached: treat it as read-only)."""
+    X, y, qid = categorical_training_data()
+    return LambdaMARTRanker(
+        categorical_features=list(CATEGORICAL_COLUMNS), max_bins=CATEGORICAL_MAX_BINS,
+        n_estimators=30, early_stopping=False, random_state=0,
+    ).fit(X, y, qid=qid)
+
+
+def category_probes(ensemble, f, *, fractional=False):
+    """Values of categorical feature ``f`` that a split on it must route:
+    its known categories, the training categories too rare to be kept, NaN,
+    negative codes, codes never seen (between, above and far above the
+    known ones, below 2**31) and, if ``fractional``, values that are not
+    integers."""
+    X_train, _, _ = categorical_training_data()
+    seen = np.unique(X_train[:, f][X_train[:, f] >= 0])
+    known = ensemble.categories[f]
+    unseen = np.setdiff1d(np.arange(known.max() + 3), seen)[:12]
+    values = [known, np.setdiff1d(seen, known), unseen,
+              [np.nan, -1.0, -3.0, 2.0**24 + 1, 2.0**30]]
+    if fractional:
+        values.append(np.r_[known + 0.5, known[known > 0] - 0.25, -0.5])
+    return np.concatenate([np.asarray(v, dtype=np.float64) for v in values])
+
+
+def categorical_probe_rows(*, fractional=False, float32=False):
+    """Rows that reach every categorical split of fitted_categorical() with
+    its feature at each of its category_probes, then the edge rows of its
+    numeric splits, on held-out base rows."""
+    ensemble = fitted_categorical()._tree_ensemble()
+    X_base, y_base, _ = make_ranking(
+        n_queries=10, docs_per_query=20, n_features=N_FEATURES, random_state=7
+    )
+    X_base = _with_categories(X_base, y_base, np.random.default_rng(8))
+    reaching, features, thresholds = _rows_reaching_splits(ensemble, X_base)
+    rows = []
+    for f in CATEGORICAL_COLUMNS:
+        at_split = reaching[features == f]
+        for value in category_probes(ensemble, f, fractional=fractional):
+            probe = at_split.copy()
+            probe[:, f] = value
+            rows.append(probe)
+    rows.append(edge_rows(ensemble, X_base, float32=float32))
+    X = np.vstack(rows)
+    if float32:
+        X = X.astype(np.float32).astype(np.float64)
+    return X
+
+
+def one_categorical_split(listed, missing_left):
+    """A one-split ensemble on feature 0 (categories 1, 2, 3 and 2**24 + 3):
+    ``listed`` go to the side without missing values, leaf values 1 (left)
+    and -2 (right)."""
+    categories = np.array([1.0, 2.0, 3.0, 2.0**24 + 3])
+    bins = np.flatnonzero(np.isin(categories, listed))
+    left_bins = np.setdiff1d(np.arange(4), bins) if missing_left else bins
+    nodes = np.zeros(3, dtype=NODE_DTYPE)
+    nodes[0] = (0.0, 10, 0, np.nan, 0, missing_left, 1, 2, 1.0, 0, 0, 1, bitset_of(left_bins))
+    for k, value in ((1, 1.0), (2, -2.0)):
+        nodes[k]["value"], nodes[k]["is_leaf"], nodes[k]["feature_idx"] = value, 1, -1
+        nodes[k]["left"] = nodes[k]["right"] = -1
+    return TreeEnsemble(nodes, np.array([0]), baseline=0.0, n_features=2,
+                        categories=(categories, None))
+
+
+# Rows for one_categorical_split: each category, a code next to the large
+# one, 0 and 4 (unseen), -1 and NaN.
+HAND_ROWS = np.array([[v, 0.0] for v in (1, 2, 3, 2**24 + 3, 2**24 + 2, 0, 4, -1, np.nan)])

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from _export_cases import RANKERS, fitted, probe_rows, training_data
+from _export_cases import (CATEGORICAL_COLUMNS, HAND_ROWS, RANKERS, categorical_probe_rows,
+                           categorical_training_data, fitted, fitted_categorical,
+                           one_categorical_split, probe_rows, training_data)
 from sklearn_ltr import LambdaMARTRanker, load_model, save_model
 from sklearn_ltr.export import FORMATS, export_model, to_lightgbm, to_xgboost
 
@@ -103,6 +105,12 @@ def vespa_scores(document, X):
     ``if(x < threshold, left, right)`` otherwise, evaluated in double; the
     trees' outputs are added; objectives starting with "binary" get a
     sigmoid, ranking objectives nothing.
+
+    A categorical split (``"=="``) becomes ``x in [listed values]``, with
+    ``isNan(x) ||`` before it when ``default_left``: its threshold's
+    ``"||"``-separated values, as strings (pandas_categorical is null), and
+    Vespa's categorical features are strings; here the feature is the code,
+    compared as the number the string spells.
     """
     names = document["feature_names"]
     assert not document["objective"].startswith("binary")
@@ -110,8 +118,12 @@ def vespa_scores(document, X):
     def score(node, x):
         while "leaf_value" not in node:
             v = x[names.index(names[node["split_feature"]])]
-            t = float(node["threshold"])
-            go_left = not (v >= t) if node["default_left"] else v < t
+            if node["decision_type"] == "==":
+                listed = [float(c) for c in node["threshold"].split("||")]
+                go_left = v in listed or (node["default_left"] and np.isnan(v))
+            else:
+                t = float(node["threshold"])
+                go_left = not (v >= t) if node["default_left"] else v < t
             node = node["left_child"] if go_left else node["right_child"]
         return node["leaf_value"]
 
@@ -227,3 +239,202 @@ def test_a_loaded_model_exports_the_same_bytes(format):
     export_model(model, first, format)
     export_model(loaded, second, format)
     assert first.getvalue() == second.getvalue() and first.getvalue()
+
+
+# -- categorical splits ----------------------------------------------------------
+
+
+def categorical_splits(ensemble):
+    return ensemble.nodes[ensemble.splits & (ensemble.nodes["is_categorical"] != 0)]
+
+
+def test_the_categorical_model_exercises_both_missing_sides():
+    """Categorical splits whose missing side is left and right, on both
+    features; training data with NaN and negative codes, and categories too
+    rare to be kept (so merged with missing values)."""
+    ensemble = fitted_categorical()._tree_ensemble()
+    splits = categorical_splits(ensemble)
+    assert set(splits["missing_go_to_left"]) == {0, 1}
+    assert set(splits["feature_idx"]) == set(CATEGORICAL_COLUMNS)
+    X, _, _ = categorical_training_data()
+    for f in CATEGORICAL_COLUMNS:
+        assert np.isnan(X[:, f]).any() and (X[:, f] < 0).any()
+    seen = np.unique(X[:, 1][X[:, 1] >= 0])
+    assert not np.isin(seen, ensemble.categories[1]).all()
+    assert ensemble.categories[5].max() >= 1000  # several bitset words in LightGBM
+
+
+def lightgbm_rows(X):
+    """X without the rows that have a value of magnitude up to 1e-35 but
+    not 0: LightGBM reads those as 0 (kZeroThreshold, a numeric matter met
+    here by the probes at a threshold of 0, not a categorical one)."""
+    return X[~((np.abs(X) <= 1e-35) & (X != 0)).any(axis=1)]
+
+
+def _naive_categorical_ensemble(ensemble):
+    """The model as an exporter that ignores our missing side would write
+    it: the engine's own default for every value not listed (NaN and
+    unknown categories to the right of a LightGBM split)."""
+    from dataclasses import replace
+
+    nodes = ensemble.nodes.copy()
+    nodes["missing_go_to_left"][nodes["is_categorical"] != 0] = 0
+    return replace(ensemble, nodes=nodes)
+
+
+@pytest.mark.parametrize("source", ["file", "to_lightgbm"])
+def test_lightgbm_routes_categories_as_ours(source, tmp_path):
+    """NaN, negative, unseen and rare categories go to our missing side,
+    known ones where our split sends them: LightGBM's scores equal ours to
+    float64 rounding and it reaches our leaves, on integer codes."""
+    model = fitted_categorical()
+    if source == "file":
+        export_model(model, tmp_path / "model.txt", "lightgbm")
+        booster = lightgbm.Booster(model_file=str(tmp_path / "model.txt"))
+    else:
+        booster = to_lightgbm(model)
+    ensemble = model._tree_ensemble()
+    X = lightgbm_rows(categorical_probe_rows())
+    assert_scores_equal(booster.predict(X, raw_score=True), model.predict(X), 1e-12)
+    leaves = booster.predict(X, pred_leaf=True)
+    ours = ensemble.apply(X)
+    for t in range(ensemble.n_trees):
+        np.testing.assert_array_equal(leaves[:, t], leaf_numbers(ensemble, t)[ours[:, t]])
+    assert "decision_type=9" in booster.model_to_string()  # categorical, NaN missing type
+
+
+def test_lightgbm_probes_catch_unknown_categories_sent_to_lightgbms_default():
+    """Written with LightGBM's own default (every value not in the bitset
+    goes right), the model scores some rows differently, among them rows
+    whose category is not NaN but unknown (rare, unseen or negative)."""
+    from sklearn_ltr.export._lightgbm import booster as lightgbm_booster
+
+    model = fitted_categorical()
+    ensemble = model._tree_ensemble()
+    X = lightgbm_rows(categorical_probe_rows())
+    naive = lightgbm_booster(_naive_categorical_ensemble(ensemble)).predict(X)
+    differs = ~np.isclose(naive, model.predict(X), rtol=1e-12, atol=1e-12)
+    unknown = np.zeros(X.shape[0], dtype=bool)
+    for f in CATEGORICAL_COLUMNS:
+        unknown |= ~np.isnan(X[:, f]) & ~np.isin(X[:, f], ensemble.categories[f])
+    assert (differs & unknown).any() and (differs & ~unknown).any()
+
+
+def test_lightgbm_reads_a_fractional_category_as_its_integer_part():
+    """The documented difference: our model sends 2.5 to the missing side,
+    LightGBM reads it as category 2."""
+    model = fitted_categorical()
+    ensemble = model._tree_ensemble()
+    X = lightgbm_rows(categorical_probe_rows())
+    truncated = X.copy()
+    for f in CATEGORICAL_COLUMNS:
+        known = np.isin(X[:, f], ensemble.categories[f])
+        truncated[known, f] += 0.5
+    booster = to_lightgbm(model)
+    assert_scores_equal(booster.predict(truncated), model.predict(X), 1e-12)
+    assert not np.allclose(model.predict(truncated), model.predict(X))
+
+
+def test_lightgbm_json_of_a_categorical_model_is_lightgbms_dump(tmp_path):
+    model = fitted_categorical()
+    export_model(model, tmp_path / "model.json", "lightgbm-json", comparison="<=")
+    ours = json.loads((tmp_path / "model.json").read_text())
+    assert _json_diff(ours, to_lightgbm(model).dump_model()) == []
+    assert any(t["num_cat"] > 0 for t in ours["tree_info"])
+
+
+def test_lightgbm_json_of_a_categorical_model_scores_in_vespa_as_ours(tmp_path):
+    model = fitted_categorical()
+    export_model(model, tmp_path / "model.json", "lightgbm-json")
+    document = json.loads((tmp_path / "model.json").read_text())
+    X = categorical_probe_rows()[::4]
+    X = X[~(np.abs(np.nan_to_num(X)) > 1e300).any(axis=1)]
+    assert_scores_equal(vespa_scores(document, X), model.predict(X), 1e-12)
+
+
+@pytest.mark.parametrize("source", ["file", "to_xgboost"])
+def test_xgboost_routes_categories_as_ours(source, tmp_path):
+    from sklearn_ltr.export._xgboost import xgboost_node_order
+
+    model = fitted_categorical()
+    if source == "file":
+        export_model(model, tmp_path / "model.json", "xgboost")
+        booster = xgboost.Booster(model_file=str(tmp_path / "model.json"))
+    else:
+        booster = to_xgboost(model)
+    X = categorical_probe_rows(float32=True)
+    X = X[~np.isinf(X).any(axis=1)]  # XGBoost refuses infinite values
+    data = xgboost.DMatrix(X.astype(np.float32))
+    assert_scores_equal(booster.predict(data, output_margin=True), model.predict(X), 1e-5)
+    leaves = booster.predict(data, pred_leaf=True).astype(np.int64)
+    ensemble = model._tree_ensemble()
+    ours = ensemble.apply(X)
+    for t in range(ensemble.n_trees):
+        order, _ = xgboost_node_order(ensemble.tree(t))
+        np.testing.assert_array_equal(order[leaves[:, t]], ours[:, t])
+
+
+def test_xgboost_types_categorical_features_and_reads_pandas_codes():
+    """A ranker fitted on a pandas category column: its codes (``cat.codes``,
+    -1 for a missing value) are what the exported models read."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = categorical_training_data()
+    frame = pd.DataFrame(X, columns=[f"feat_{i}" for i in range(X.shape[1])])
+    labels = np.array(list("abcdefghijklmnopqrstuvwxyz") + ["aa", "bb", "cc", "dd"])
+    codes = X[:, 1]
+    frame["feat_1"] = pd.Categorical(
+        np.where(codes >= 0, labels[np.where(codes >= 0, codes, 0).astype(int)], None))
+    model = LambdaMARTRanker(n_estimators=5, random_state=0).fit(frame, y, qid=qid)
+    assert model.is_categorical_.tolist() == [j == 1 for j in range(X.shape[1])]
+    assert len(categorical_splits(model._tree_ensemble()))
+    booster = to_xgboost(model)
+    assert booster.feature_types == ["float", "c"] + ["float"] * (X.shape[1] - 2)
+    as_codes = frame.assign(feat_1=frame["feat_1"].cat.codes.astype(np.float64))
+    expected = model.predict(frame)
+    assert_scores_equal(
+        booster.predict(xgboost.DMatrix(as_codes.to_numpy(np.float32),
+                                        feature_names=list(frame.columns)),
+                        output_margin=True), expected, 1e-5)
+    assert_scores_equal(to_lightgbm(model).predict(as_codes.to_numpy()), expected, 1e-12)
+
+
+@pytest.mark.parametrize("missing_left", [0, 1])
+def test_hand_made_categorical_splits(missing_left):
+    """Scores written by hand: category 2 listed on the side without
+    missing values, every other value on the other side."""
+    from sklearn_ltr.export._lightgbm import booster as lightgbm_booster
+    from sklearn_ltr.export._xgboost import booster as xgboost_booster
+
+    ensemble = one_categorical_split([2.0], missing_left)
+    listed, other = (-2.0, 1.0) if missing_left else (1.0, -2.0)
+    expected = np.array([other, listed] + [other] * 7)
+    np.testing.assert_array_equal(ensemble.predict(HAND_ROWS), expected)
+    np.testing.assert_array_equal(lightgbm_booster(ensemble).predict(HAND_ROWS), expected)
+    data = xgboost.DMatrix(HAND_ROWS.astype(np.float32))
+    np.testing.assert_array_equal(
+        xgboost_booster(ensemble).predict(data, output_margin=True), expected)
+
+
+def test_large_category_codes_refused_by_xgboost_but_not_lightgbm():
+    from sklearn_ltr.export._lightgbm import booster as lightgbm_booster
+    from sklearn_ltr.export._xgboost import model_json
+
+    ensemble = one_categorical_split([2.0**24 + 3], 0)
+    expected = np.array([-2.0] * 3 + [1.0] + [-2.0] * 5)
+    np.testing.assert_array_equal(lightgbm_booster(ensemble).predict(HAND_ROWS), expected)
+    with pytest.raises(ValueError, match=r"'xgboost'.*2\*\*24.*\['f0'\].*'lightgbm'"):
+        model_json(ensemble)
+    # Listed on the missing side, such codes are not a problem.
+    model_json(one_categorical_split([2.0], 1))
+
+
+def test_a_split_listing_no_category():
+    """Every value on the missing side: LightGBM writes an empty bitset,
+    XGBoost (which needs a category) refuses."""
+    from sklearn_ltr.export._lightgbm import booster as lightgbm_booster
+    from sklearn_ltr.export._xgboost import model_json
+
+    ensemble = one_categorical_split([], 1)
+    np.testing.assert_array_equal(lightgbm_booster(ensemble).predict(HAND_ROWS), np.ones(9))
+    with pytest.raises(ValueError, match="'xgboost'.*at least one category"):
+        model_json(ensemble)

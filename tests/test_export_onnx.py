@@ -25,6 +25,9 @@ from onnx import helper, numpy_helper  # noqa: E402
 # Imported under another name so that pytest does not collect it as a test.
 from _export_cases import COLUMNS_WITH_NAN, RANKERS, fitted, training_data  # noqa: E402
 from _export_cases import probe_rows  # noqa: E402
+from _export_cases import (HAND_ROWS, categorical_probe_rows, fitted_categorical,  # noqa: E402
+                           one_categorical_split)
+from sklearn_ltr.export._categorical import listed_categories  # noqa: E402
 from sklearn_ltr import CalibratedRanker  # noqa: E402
 from sklearn_ltr._gbdt.common import NODE_DTYPE  # noqa: E402
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble  # noqa: E402
@@ -203,6 +206,94 @@ def test_single_leaf_trees_and_no_trees(dtype):
 
     no_trees = TreeEnsemble(np.zeros(0, NODE_DTYPE), np.zeros(0, np.int64), 0.75, n_features=3)
     assert_array_equal(_scores(model_bytes(no_trees, dtype=dtype), X, dtype), np.full(5, 0.75))
+
+
+def _categorical_rows(dtype):
+    """Every float32 value for the float32 model, fractional ones included;
+    integer codes for the float64 one (onnxruntime reads a large set's input
+    by its integer part, see the module docstring)."""
+    if dtype == "float32":
+        return categorical_probe_rows(fractional=True, float32=True)
+    return categorical_probe_rows()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_categorical_scores_and_leaves_equal_ours(dtype):
+    model = fitted_categorical()
+    ensemble = model._tree_ensemble()
+    content = model_bytes(ensemble, dtype=dtype)
+    onnx.checker.check_model(onnx.load_from_string(content), full_check=True)
+    X = _categorical_rows(dtype)
+    _assert_scores_close(content, X, model.predict(X), dtype)
+    assert_array_equal(_leaves(content, ensemble, X), ensemble.apply(X))
+
+    (node,) = onnx.load_from_string(content).graph.node
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    categorical = ensemble.nodes[ensemble.splits & (ensemble.nodes["is_categorical"] != 0)]
+    listed = [listed_categories(ensemble, row) for row in categorical]
+    if dtype == "float32":
+        # One BRANCH_EQ per listed category.
+        assert attributes["nodes_modes"].count(b"BRANCH_EQ") == sum(c.size for c in listed)
+    else:
+        members = numpy_helper.to_array(attributes["membership_values"])
+        assert_array_equal(members, np.concatenate([np.append(c, np.nan) for c in listed]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_categorical_probe_rows_catch_wrong_rules(dtype):
+    ensemble = fitted_categorical()._tree_ensemble()
+    content = model_bytes(ensemble, dtype=dtype)
+    X = _categorical_rows(dtype)
+    attributes = {
+        a.name: helper.get_attribute_value(a)
+        for a in onnx.load_from_string(content).graph.node[0].attribute
+    }
+    if dtype == "float32":
+        modes = np.asarray(attributes["nodes_modes"])
+        equal = modes == b"BRANCH_EQ"
+        tracks = np.asarray(attributes["nodes_missing_value_tracks_true"])
+        wrong_rules = {
+            "NaN to the listed side": dict(
+                nodes_missing_value_tracks_true=np.where(equal, 1, tracks).tolist()),
+            "x <= c for x == c": dict(
+                nodes_modes=np.where(equal, b"BRANCH_LEQ", modes).tolist()),
+        }
+    else:
+        modes = numpy_helper.to_array(attributes["nodes_modes"])
+        member = modes == 6
+        tracks = np.asarray(attributes["nodes_missing_value_tracks_true"])
+        wrong_rules = {
+            "NaN to the listed side": dict(
+                nodes_missing_value_tracks_true=np.where(member, 1, tracks).tolist()),
+        }
+    ours = ensemble.apply(X)
+    for rule, changes in wrong_rules.items():
+        assert (_leaves(content, ensemble, X, **changes) != ours).any(), rule
+
+
+@pytest.mark.parametrize("missing_left", [0, 1])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hand_made_categorical_splits(dtype, missing_left):
+    """Scores written by hand: category 2 on the side without missing
+    values; the other categories, unseen codes, -1 and NaN on the other."""
+    ensemble = one_categorical_split([2.0], missing_left)
+    listed, other = (-2.0, 1.0) if missing_left else (1.0, -2.0)
+    expected = np.array([other, listed] + [other] * 7)
+    assert_array_equal(ensemble.predict(HAND_ROWS), expected)
+    assert_array_equal(_scores(model_bytes(ensemble, dtype=dtype), HAND_ROWS, dtype), expected)
+    # A split that lists no category sends every value to the missing side.
+    nothing = model_bytes(one_categorical_split([], 1), dtype=dtype)
+    assert_array_equal(_scores(nothing, HAND_ROWS, dtype), np.ones(9))
+
+
+def test_large_category_codes_need_float64():
+    ensemble = one_categorical_split([2.0**24 + 3], 0)
+    with pytest.raises(ValueError, match=r"'onnx'.*2\*\*24.*\['f0'\].*dtype='float64'"):
+        model_bytes(ensemble, dtype="float32")
+    # 2**24 + 2 and 2**24 + 3 are told apart in float64.
+    expected = np.array([-2.0] * 3 + [1.0] + [-2.0] * 5)
+    assert_array_equal(_scores(model_bytes(ensemble, dtype="float64"), HAND_ROWS, "float64"),
+                       expected)
 
 
 def test_export_model_file_round_trip(tmp_path):

@@ -17,7 +17,8 @@ import pytest
 from numpy.testing import assert_allclose
 
 import _engine_rules as rules
-from _export_cases import RANKERS, edge_rows, fitted, probe_rows, training_data
+from _export_cases import (RANKERS, categorical_training_data, edge_rows, fitted,
+                           fitted_categorical, probe_rows, training_data)
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._gbdt.common import NODE_DTYPE
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
@@ -140,6 +141,39 @@ def test_a_model_trained_without_missing_values_exports_without_the_option():
         scores, outputs = evaluate(format, text, ensemble, rows)
         assert_scores_equal(scores, model.predict(rows))
         assert_our_leaves(outputs, ensemble, rows)
+
+
+# -- categorical splits: refused -------------------------------------------------
+
+@pytest.mark.parametrize("format", ["xgboost-dump", "ranklib", "solr"])
+@pytest.mark.parametrize("missing_as", [None, 0.0])
+def test_threshold_formats_refuse_categorical_splits(format, missing_as, tmp_path):
+    """The message names the categorical features and the formats that can
+    write them; nothing is written."""
+    model = fitted_categorical()
+    message = (rf"'{format}'.*categorical splits.*\['f1', 'f5'\].*'lightgbm', "
+               r"'lightgbm-json', 'xgboost' or 'onnx'")
+    with pytest.raises(ValueError, match=message):
+        WRITERS[format](model._tree_ensemble(), missing_as=missing_as)
+    with pytest.raises(ValueError, match=message):
+        export_model(model, tmp_path / "model", format, missing_as=missing_as)
+    assert not (tmp_path / "model").exists()
+
+
+@pytest.mark.filterwarnings("ignore:format 'solr'.*slack:UserWarning")
+def test_categorical_features_without_categorical_splits_export():
+    """A categorical feature that no split tests does not stop a threshold
+    format (the refusal is about splits)."""
+    X, y, qid = categorical_training_data()
+    X = X.copy()
+    # Under 10 rows a category: too few for any to go to a side of a split.
+    X[:, 1] = np.arange(X.shape[0]) % 500
+    model = LambdaMARTRanker(categorical_features=[1], n_estimators=5,
+                             random_state=0).fit(X, y, qid=qid)
+    ensemble = model._tree_ensemble()
+    assert ensemble.is_categorical[1] and not (ensemble.nodes["is_categorical"] != 0).any()
+    for format, writer in WRITERS.items():
+        check(format, writer(ensemble, missing_as=0.0), ensemble)
 
 
 # -- Solr's slack ---------------------------------------------------------------

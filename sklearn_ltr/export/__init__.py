@@ -17,6 +17,15 @@
 fitted model (:class:`~sklearn_ltr._gbdt.ensemble.TreeEnsemble`); the user
 guide page "Serving and explaining a ranker" gives each engine's comparison
 rule, precision and missing-value handling.
+
+Categorical splits (a ranker fitted with ``categorical_features``) are
+written as the engine's own set splits by ``"lightgbm"``, ``"lightgbm-json"``,
+``"xgboost"`` and ``"onnx"``, with every value the split does not list
+(NaN, negative, rare and unseen categories) on the split's missing-value
+side, as in the ranker; ``"xgboost-dump"``, ``"ranklib"`` and ``"solr"``
+have threshold splits only and refuse such a model. The engine must be fed
+the integer category codes that the ranker reads (for a pandas ``category``
+column, the position of each value among its categories in fit).
 """
 
 import importlib

@@ -19,6 +19,21 @@ What LightGBM's format cannot hold is mapped, never dropped:
   trees; they are left out, and LightGBM reads them as 0.
 - ``objective`` is ``rank_xendcg`` for an XE-NDCG model and ``lambdarank``
   for the others: both make LightGBM return the raw score.
+
+Categorical splits are LightGBM's own (decision type ``==``): its predictor
+sends ``x`` left iff ``int(x)`` is in the split's bitset of raw category
+values, and right if ``x`` is NaN (``missing_type=NaN``), negative or not in
+the bitset. The bitset holds the known categories of our child that does not
+take missing values, which is written as LightGBM's left child, so that
+LightGBM's right child is our missing side, which takes every other value
+(:mod:`~sklearn_ltr.export._categorical`). The bitset has one 32-bit word per
+32 category values up to the largest one listed, so large codes make large
+files, as in LightGBM. Feed the integer codes the ranker was fitted on (for
+a pandas ``category`` column, the position of the value among the
+categories it had in fit, NaN for a missing value); ``pandas_categorical``
+is null, so LightGBM does not re-encode a DataFrame's category columns
+consistently with ours. LightGBM truncates a fractional value to an integer,
+which our model treats as missing.
 """
 
 import json
@@ -26,10 +41,13 @@ import json
 import numpy as np
 
 from .._gbdt.ensemble import subtree_means
+from ._categorical import listed_categories
 
 __all__ = ["booster", "dump_model_json", "model_text"]
 
-# decision_type bits (LightGBM's tree.h): 2 = default left, 8 = missing type NaN.
+# decision_type bits (LightGBM's tree.h): 1 = categorical, 2 = default left,
+# 8 = missing type NaN.
+_CATEGORICAL = 1
 _DEFAULT_LEFT = 2
 _MISSING_NAN = 8
 _FORBIDDEN_IN_NAMES = set(' \t\n\r,:"[]{}')
@@ -54,9 +72,11 @@ def _feature_names(ensemble):
 class _LightGBMTree:
     """One of our trees in LightGBM's numbering: split nodes and leaves are
     numbered separately, each in our node order (so the root is split 0), and
-    a child that is a leaf is written as ``~leaf``."""
+    a child that is a leaf is written as ``~leaf``. A categorical split whose
+    missing values go left has its children swapped (see the module
+    docstring); its threshold is the index of its bitset in ``cat_boundaries``."""
 
-    def __init__(self, nodes, add_to_leaves=0.0):
+    def __init__(self, nodes, ensemble, add_to_leaves=0.0):
         is_leaf = nodes["is_leaf"] != 0
         self.n_leaves = int(is_leaf.sum())
         # Our node index -> LightGBM index (split k or leaf k).
@@ -66,20 +86,41 @@ class _LightGBMTree:
         leaves = nodes[is_leaf]
         self.split_feature = splits["feature_idx"]
         self.split_gain = splits["gain"].astype(np.float32).astype(np.float64)
-        self.threshold = splits["num_threshold"]
-        self.default_left = splits["missing_go_to_left"] != 0
-        self.decision_type = _MISSING_NAN + _DEFAULT_LEFT * self.default_left.astype(int)
-        self.left_child = code[splits["left"]]
-        self.right_child = code[splits["right"]]
+        self.is_categorical = splits["is_categorical"] != 0
+        self.threshold = np.where(self.is_categorical, 0.0, splits["num_threshold"])
+        self.default_left = (splits["missing_go_to_left"] != 0) & ~self.is_categorical
+        self.decision_type = (_MISSING_NAN + _DEFAULT_LEFT * self.default_left.astype(int)
+                              + _CATEGORICAL * self.is_categorical.astype(int))
+        swap = self.is_categorical & (splits["missing_go_to_left"] != 0)
+        self.left_child = code[np.where(swap, splits["right"], splits["left"])]
+        self.right_child = code[np.where(swap, splits["left"], splits["right"])]
+        # Per categorical split, in split order: the listed categories and
+        # their bitset's words, concatenated; cat_boundaries delimit them.
+        self.categories = []
+        words = []
+        self.cat_boundaries = [0]
+        for k in np.flatnonzero(self.is_categorical):
+            self.threshold[k] = len(self.categories)
+            listed = listed_categories(ensemble, splits[k]).astype(np.int64)
+            bitset = np.zeros(int(listed.max()) // 32 + 1 if listed.size else 1, dtype=np.uint64)
+            np.bitwise_or.at(bitset, listed // 32, np.uint64(1) << (listed % 32).astype(np.uint64))
+            self.categories.append(listed)
+            words.extend(int(w) for w in bitset)
+            self.cat_boundaries.append(len(words))
+        self.cat_threshold = words
         self.leaf_value = leaves["value"] + add_to_leaves
         self.leaf_count = leaves["count"].astype(np.int64)
         self.internal_count = splits["count"].astype(np.int64)
         self.internal_value = subtree_means(nodes, self.leaf_value)[~is_leaf]
 
+    @property
+    def num_cat(self):
+        return len(self.categories)
+
 
 def _lightgbm_trees(ensemble):
     return [
-        _LightGBMTree(nodes, ensemble.baseline if t == 0 else 0.0)
+        _LightGBMTree(nodes, ensemble, ensemble.baseline if t == 0 else 0.0)
         for t, nodes in enumerate(ensemble.trees())
     ]
 
@@ -91,13 +132,16 @@ def _numbers(values):
 
 
 def _tree_block(index, tree):
+    # LightGBM writes a categorical split's bitset index as an integer.
+    thresholds = [str(int(t)) if c else repr(float(t))
+                  for t, c in zip(tree.threshold, tree.is_categorical)]
     lines = [
         f"Tree={index}",
         f"num_leaves={tree.n_leaves}",
-        "num_cat=0",
+        f"num_cat={tree.num_cat}",
         f"split_feature={_numbers(tree.split_feature)}",
         f"split_gain={_numbers(tree.split_gain)}",
-        f"threshold={_numbers(tree.threshold)}",
+        f"threshold={' '.join(thresholds)}",
         f"decision_type={_numbers(tree.decision_type)}",
         f"left_child={_numbers(tree.left_child)}",
         f"right_child={_numbers(tree.right_child)}",
@@ -105,9 +149,11 @@ def _tree_block(index, tree):
         f"leaf_count={_numbers(tree.leaf_count)}",
         f"internal_value={_numbers(tree.internal_value)}",
         f"internal_count={_numbers(tree.internal_count)}",
-        "is_linear=0",
-        "shrinkage=1",
     ]
+    if tree.num_cat:
+        lines += [f"cat_boundaries={_numbers(tree.cat_boundaries)}",
+                  f"cat_threshold={_numbers(tree.cat_threshold)}"]
+    lines += ["is_linear=0", "shrinkage=1"]
     # LightGBM ends a tree with two blank lines and counts them in tree_sizes.
     return "\n".join(lines) + "\n\n\n"
 
@@ -156,12 +202,18 @@ def _node_json(tree, code, names_used, thresholds):
             "leaf_count": int(tree.leaf_count[leaf]),
         }
     names_used.append(int(tree.split_feature[code]))
+    if tree.is_categorical[code]:
+        # LightGBM's dump: the bitset's values, "||"-separated, in a string.
+        categories = tree.categories[int(tree.threshold[code])]
+        threshold, decision = "||".join(str(int(c)) for c in categories), "=="
+    else:
+        threshold, decision = float(thresholds[code]), "<="
     return {
         "split_index": int(code),
         "split_feature": int(tree.split_feature[code]),
         "split_gain": float(tree.split_gain[code]),
-        "threshold": float(thresholds[code]),
-        "decision_type": "<=",
+        "threshold": threshold,
+        "decision_type": decision,
         "default_left": bool(tree.default_left[code]),
         "missing_type": "NaN",
         "internal_value": float(tree.internal_value[code]),
@@ -198,7 +250,7 @@ def dump_model(ensemble, comparison="<="):
         tree_info.append({
             "tree_index": t,
             "num_leaves": tree.n_leaves,
-            "num_cat": 0,
+            "num_cat": tree.num_cat,
             "shrinkage": 1,
             "tree_structure": structure,
         })

@@ -25,8 +25,11 @@ Sums are float32, so scores agree with ours to about 1e-7 relative per tree.
 
 RankLib has no missing values, so a model that learned where they go is
 refused unless ``missing_as=0.0`` (see :mod:`sklearn_ltr.export._walk`).
+RankLib's splits are thresholds only: a model with categorical splits is
+refused.
 """
 
+from ._categorical import refuse_categorical_splits
 from ._float32 import floor32
 from ._walk import check_missing_as, fold_tree, java_float, refuse_learned_missing
 
@@ -51,6 +54,7 @@ def ensemble_text(ensemble, *, missing_as=None):
     -------
     str
     """
+    refuse_categorical_splits(ensemble, "ranklib")
     v = check_missing_as(missing_as, "ranklib")
     if v is None:
         refuse_learned_missing(ensemble, "ranklib", _ENGINE_MISSING)

@@ -39,7 +39,8 @@ must be 9.2 or later (earlier ones reject the file). With ``missing_as=v``
 the file is the plain form every Solr reads and a missing feature scores as
 our model scores ``v``, which must then be the features' ``defaultValue``
 (0.0 by default). The baseline is a first tree that is a single leaf; tree
-weights are 1.
+weights are 1. Solr's nodes are thresholds only: a model with categorical
+splits is refused.
 """
 
 import json
@@ -47,6 +48,7 @@ import warnings
 
 import numpy as np
 
+from ._categorical import refuse_categorical_splits
 from ._float32 import floor32
 from ._walk import check_missing_as, fold_tree, java_float, learned_missing_features
 
@@ -133,6 +135,7 @@ def model_json(ensemble, *, name="sklearn-ltr-model", missing_as=None):
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"format 'solr': name must be a non-empty string; got {name!r}.")
+    refuse_categorical_splits(ensemble, "solr")
     v = check_missing_as(missing_as, "solr")
     route_missing = v is None and bool(learned_missing_features(ensemble))
     names = ensemble.names()

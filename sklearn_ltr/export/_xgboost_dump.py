@@ -36,12 +36,16 @@ OpenSearch's ``missing_as_zero`` (3.8): for those pass ``missing_as=0.0``;
 ``missing`` then points where our model sends the value ``missing_as``, so
 the exported model scores a missing value as ours scores ``missing_as``
 under either behaviour.
+
+The parser knows only threshold splits, so a model with categorical splits
+is refused.
 """
 
 import json
 
 import numpy as np
 
+from ._categorical import refuse_categorical_splits
 from ._float32 import strict_threshold32
 from ._walk import check_missing_as, fold_tree
 
@@ -74,6 +78,7 @@ def plugin_definition(ensemble, *, missing_as=None):
         JSON: an array of trees, the first a single leaf holding the
         baseline.
     """
+    refuse_categorical_splits(ensemble, "xgboost-dump")
     v = check_missing_as(missing_as, "xgboost-dump")
     names = ensemble.names()
 
