@@ -189,6 +189,9 @@ def test_grower_finds_the_set_of_categories_that_matters():
     # The rows were partitioned by the same rule.
     left_rows = tree.partitioned_indices[tree.leaf_starts[0]:tree.leaf_stops[0]]
     assert set(np.unique(cat[left_rows]).astype(float)) == left
+    # The leaves of a categorical split carry its extra L2 (cat_l2).
+    g_left = g[left_rows].astype(np.float64).sum()
+    assert tree.leaf_values[0] == pytest.approx(-g_left / (len(left_rows) + CATEGORY_L2))
 
 
 # -- the rankers -----------------------------------------------------------

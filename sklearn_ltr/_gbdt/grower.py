@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, parallel_chunksize
 
+from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import allocate_histograms
@@ -237,9 +238,9 @@ class TreeGrower:
         may still use (interaction constraints)."""
         if self.monotonic_cst is not None:
             lower, upper = node["lower"], node["upper"]
-            l2 = self.l2_regularization
             for child in (left, right):
-                child["value"] = bounded_value(child["sum_g"], child["sum_h"], l2, lower, upper)
+                child["value"] = bounded_value(child["sum_g"], child["sum_h"], child["l2"], lower,
+                                               upper)
             (left["lower"], left["upper"]), (right["lower"], right["upper"]) = children_bounds(
                 self.monotonic_cst[feature], lower, upper, left["value"], right["value"])
         if self._groups is not None:
@@ -341,7 +342,7 @@ class TreeGrower:
         hists = self._histograms
 
         root = dict(id=0, count=n_used, sum_g=sum_g, sum_h=sum_h, depth=0, slot=-1,
-                    split=None, left=-1, right=-1)
+                    split=None, left=-1, right=-1, l2=self.l2_regularization)
         if self.monotonic_cst is not None:
             root.update(lower=-np.inf, upper=np.inf,
                         value=bounded_value(sum_g, sum_h, self.l2_regularization,
@@ -361,11 +362,14 @@ class TreeGrower:
             node = nodes[node_id]
             gain, feat, bin_thr, mleft, gl, hl, cl, categories = node["split"]
             depth = node["depth"] + 1
+            # The children of a categorical split get the extra L2 its gain
+            # was computed with (LightGBM's cat_l2 does the same).
+            l2 = self.l2_regularization + (CATEGORY_L2 if categories is not None else 0.0)
             left = dict(id=len(nodes), count=int(cl), sum_g=gl, sum_h=hl, depth=depth,
-                        slot=-1, split=None, left=-1, right=-1)
+                        slot=-1, split=None, left=-1, right=-1, l2=l2)
             right = dict(id=len(nodes) + 1, count=node["count"] - int(cl),
                          sum_g=node["sum_g"] - gl, sum_h=node["sum_h"] - hl, depth=depth,
-                         slot=-1, split=None, left=-1, right=-1)
+                         slot=-1, split=None, left=-1, right=-1, l2=l2)
             nodes.append(left)
             nodes.append(right)
             node["left"], node["right"] = left["id"], right["id"]
@@ -421,14 +425,13 @@ class TreeGrower:
         leaf_ids = [nd["id"] for nd in nodes if nd["left"] < 0]
         n_leaves = len(leaf_ids)
         leaf_values = np.empty(n_leaves, dtype=np.float64)
-        l2 = self.l2_regularization
         k = 0
         for nd in nodes:
             rec = out[nd["id"]]
             rec["count"] = nd["count"]
             rec["depth"] = nd["depth"]
             if nd["left"] < 0:
-                den = nd["sum_h"] + l2
+                den = nd["sum_h"] + nd["l2"]
                 value = -nd["sum_g"] / den * self.shrinkage if den > 0 else 0.0
                 if self.monotonic_cst is not None:
                     # Clipped to the bounds, then shrunk: the bounds are in
