@@ -88,6 +88,14 @@ def categorical_mask(categorical_features, n_features, feature_names, category_c
     mask = np.zeros(n_features, dtype=bool)
     if isinstance(categorical_features, str):  # "from_dtype"
         mask[list(category_columns)] = True
+    elif categorical_features is None and category_columns:
+        j = min(category_columns)
+        name = feature_names[j] if feature_names is not None else j
+        raise ValueError(
+            f"Column {name!r} has a category dtype, but categorical_features=None: its "
+            "values cannot be read as numbers. Leave categorical_features at 'from_dtype' "
+            "to split on its categories, or encode it yourself."
+        )
     elif categorical_features is not None:
         values = np.asarray(categorical_features)
         if values.ndim != 1:

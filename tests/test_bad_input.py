@@ -241,13 +241,21 @@ def test_float32_and_float64_give_the_same_model(make, data):
           make().fit(X32.astype(np.float64), y, qid=qid).predict(X32.astype(np.float64)))
 
 
-@pytest.mark.parametrize("kind", ["category", "object"])
-def test_non_numeric_dataframe_columns_raise_naming_them(make, data, kind):
+def test_non_numeric_dataframe_columns_raise_naming_them(make, data):
     X, y, qid = data
     frame = pd.DataFrame(X, columns=list("abcd"))
-    frame["colour"] = pd.Series(np.where(y > 0, "red", "blue"), dtype=kind)
+    frame["colour"] = pd.Series(np.where(y > 0, "red", "blue"), dtype="object")
     with pytest.raises(ValueError, match="X has non-numeric columns.*'colour'"):
         make().fit(frame, y, qid=qid)
+
+
+def test_category_columns_are_categorical_features_unless_refused(make, data):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    frame["colour"] = pd.Series(np.where(y > 0, "red", "blue"), dtype="category")
+    assert make().fit(frame, y, qid=qid).is_categorical_.tolist() == [False] * 4 + [True]
+    with pytest.raises(ValueError, match="'colour' has a category dtype, but categorical_feat"):
+        make(categorical_features=None).fit(frame, y, qid=qid)
 
 
 def test_predict_checks_column_names_and_count(make, data):
