@@ -400,8 +400,6 @@ def test_truncated_corrupted_and_foreign_files_raise_value_error(fitted, tmp_pat
         load_model(tmp_path / "absent.npz")
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 def _damaged_file(model, edits, cut, name):
     """``model`` saved to memory, then each ``(where, byte)`` edit written at
     that fraction of the file, then cut to the fraction ``cut`` (None: not
@@ -418,6 +416,8 @@ def _damaged_file(model, edits, cut, name):
     return damaged
 
 
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(edits=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)),
                       min_size=1, max_size=3),
        cut=st.one_of(st.none(), st.floats(0, 1)))
