@@ -45,12 +45,13 @@ def _row_chunks(collection):
     return None
 
 
-def partition_tasks(X, y, qid, sample_weight):
+def partition_tasks(X, y, qid, sample_weight, categories=None):
     """Delayed ``make_part`` tasks, one per partition of ``X``.
 
     ``y``, ``qid`` and ``sample_weight`` must be partitioned like ``X``
     (as they are when they come from the same DataFrame, or from arrays with
-    the same row chunks).
+    the same row chunks). ``categories`` are the categories of the pandas
+    category columns of ``X`` (see :func:`~._shard.make_part`).
     """
     import dask
 
@@ -79,6 +80,7 @@ def partition_tasks(X, y, qid, sample_weight):
             blocks["X"][p], blocks["y"][p],
             None if qid is None else blocks["qid"][p],
             None if sample_weight is None else blocks["sample_weight"][p],
+            categories,
         ))
     return tasks
 

@@ -26,6 +26,7 @@ actor.
 
 import numpy as np
 
+from .._categorical_input import encode_pandas_categories
 from .._input_checks import check_labels, check_numeric_columns
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
@@ -41,13 +42,17 @@ __all__ = [
 _SENT_FIELDS = 3
 
 
-def make_part(X, y, qid, sample_weight):
+def make_part(X, y, qid, sample_weight, categories=None):
     """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
 
     Runs on the worker that computes the partition. ``X`` may be a pandas
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
+    Its pandas category columns become their positions among ``categories``
+    (``{column position: category values}``, the estimator's
+    ``_pandas_categories``), as a single-process fit encodes them.
     """
     X, qid = resolve_qid(X, qid)
+    X = encode_pandas_categories(X, categories or {})
     check_numeric_columns(X, "X")
     if hasattr(X, "to_numpy"):
         # pandas' nullable columns hold pd.NA, which only this turns into NaN.
