@@ -59,6 +59,23 @@ tracking) with shares of the fit time, beside LightGBM's fit time, split into
 its ``Dataset`` construction (timed in a separate run of
 ``lightgbm.Dataset(...).construct()``, fastest of ``--repeats``) and the rest.
 
+``--categorical`` (issue 18) times instead the cost of native categorical
+features: on ``make_ranking`` data of the same shape whose last
+``--n-categorical`` (8) of the 136 columns are categorical, with
+``--n-categories`` (500) categories each (Zipf frequencies: the 255 most
+frequent, which the rankers keep, hold about 90% of the rows; the rarer ones
+are treated as missing), each of our
+rankers is fitted twice, alternating: with those columns declared
+(``categorical_features=[128, ..., 135]``) and with the same codes taken as
+ordinary numbers (ordinal coding, nothing declared). LightGBM is fitted both
+ways too (``categorical_feature=`` in ``fit``, its categorical regularisation
+at its defaults), for reference. Printed: the fastest fit of each and the
+ratios categorical / ordinal; target (issue 18): our ratio <= 1.2 at every
+size. The mode needs a ``sklearn_ltr`` whose rankers take
+``categorical_features`` and stops with a message otherwise. Run:
+``python benchmarks/bench_fit.py --categorical [--sizes 1000 5000]
+[--n-categorical 8] [--n-categories 500]``.
+
 The one-time JIT cost (a first fit in a fresh process) is no longer measured
 here: ``bench_cold_start.py`` covers it in more detail. Prediction speed is
 measured by ``bench_predict.py``.
@@ -82,6 +99,8 @@ import time
 
 import numpy as np
 
+from _alternate import fastest_alternating
+
 N_TREES = 500
 PARAMS = dict(leaves=31, min_leaf=20, bins=255, learning_rate=0.1, threads=2)
 OBJECTIVES = ("lambdarank", "xendcg")
@@ -91,6 +110,10 @@ OUR_CLASS = {"lambdarank": "LambdaMARTRanker", "xendcg": "XENDCGRanker"}
 FIT_TARGET = {"lambdarank": 0.6, "xendcg": 0.8}
 MEMORY_TARGET = 0.6
 MEMORY_TARGET_QUERIES = 5000
+# Issue 18: fit time with categorical_features / the same codes as numbers.
+CATEGORICAL_TARGET = 1.2
+CATEGORICAL_VARIANTS = ("ours categorical", "ours ordinal", "LightGBM categorical",
+                        "LightGBM ordinal")
 PHASES = ("binning", "gradients", "histograms", "split_finding", "partition", "tree_other",
           "score_update", "tracking")
 
@@ -114,14 +137,14 @@ def _peak_rss_bytes():
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def make_ours(objective, n_trees):
+def make_ours(objective, n_trees, **params):
     import sklearn_ltr
 
     p = PARAMS
     return getattr(sklearn_ltr, OUR_CLASS[objective])(
         n_estimators=n_trees, learning_rate=p["learning_rate"], max_leaf_nodes=p["leaves"],
         min_samples_leaf=p["min_leaf"], max_bins=p["bins"], early_stopping=False,
-        random_state=0, n_jobs=p["threads"],
+        random_state=0, n_jobs=p["threads"], **params,
     )
 
 
@@ -248,6 +271,112 @@ def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile):
     return rows
 
 
+def check_categorical_support(objectives):
+    """Stop with a message unless our rankers take ``categorical_features``."""
+    import sklearn_ltr
+
+    for obj in objectives:
+        cls = getattr(sklearn_ltr, OUR_CLASS[obj])
+        if "categorical_features" not in cls().get_params():
+            sys.exit(
+                f"bench_fit.py --categorical: {OUR_CLASS[obj]} has no categorical_features "
+                f"parameter in the sklearn_ltr imported from {os.path.dirname(sklearn_ltr.__file__)}; "
+                "native categorical features (issue 18) are needed for this mode."
+            )
+
+
+def categorical_fits(objective, n_trees, columns, X, y, qid, variants=CATEGORICAL_VARIANTS):
+    """Name -> {threads: callable} fitting each variant once, for fastest_alternating.
+
+    Parameters
+    ----------
+    objective : str
+        ``"lambdarank"`` or ``"xendcg"``.
+    n_trees : int
+        Trees per model.
+    columns : list of int
+        The categorical columns of X.
+    X, y, qid : ndarray
+        Training data, rows grouped by query.
+    variants : sequence of str, default=CATEGORICAL_VARIANTS
+        The fits to time.
+
+    Returns
+    -------
+    runtimes : dict
+        Variant name -> {PARAMS["threads"]: callable}.
+    """
+    group = _group_sizes(qid)
+
+    def ours(params):
+        return lambda: make_ours(objective, n_trees, **params).fit(X, y, qid=qid)
+
+    def lightgbm(categorical_feature):
+        return lambda: make_lightgbm(objective, n_trees).fit(
+            X, y, group=group, categorical_feature=categorical_feature
+        )
+
+    fits = {
+        "ours categorical": ours({"categorical_features": columns}),
+        "ours ordinal": ours({}),
+        "LightGBM categorical": lightgbm(columns),
+        "LightGBM ordinal": lightgbm("auto"),  # NumPy input: no column is categorical
+    }
+    return {name: {PARAMS["threads"]: fits[name]} for name in variants}
+
+
+def bench_categorical_size(n_queries, repeats, n_trees, objectives, n_categorical, n_categories,
+                           variants=CATEGORICAL_VARIANTS):
+    """Fastest fit of each variant on data with categorical columns.
+
+    Returns
+    -------
+    rows : list of dict
+        One per objective: ``n_queries``, ``objective`` and the fastest
+        seconds of each variant.
+    """
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=n_queries, n_categorical=n_categorical,
+                             n_categories=n_categories, random_state=0)
+    n_features = X.shape[1]
+    columns = list(range(n_features - n_categorical, n_features))
+    print(f"\n{n_queries} queries: {X.shape[0]} rows x {n_features} features, the last "
+          f"{n_categorical} categorical with {n_categories} categories, {n_trees} trees", flush=True)
+    rows = []
+    for obj in objectives:
+        runtimes = categorical_fits(obj, n_trees, columns, X, y, qid, variants)
+        best = fastest_alternating(runtimes, [PARAMS["threads"]], repeats)
+        row = {"n_queries": n_queries, "objective": obj}
+        row.update({name: best[name, PARAMS["threads"]] for name in variants})
+        print(f"  {obj}: " + ", ".join(f"{name} {row[name]:.2f} s" for name in variants),
+              flush=True)
+        rows.append(row)
+    return rows
+
+
+def print_categorical(rows, variants=CATEGORICAL_VARIANTS):
+    """Table of the fastest fits and the categorical / ordinal ratios, and the verdicts."""
+    print(f"\n{'queries':>8} {'objective':<11}" + "".join(f"{name:>22}" for name in variants)
+          + f"{'ours cat/ord':>14}{'LGBM cat/ord':>14}")
+    for r in rows:
+        ratios = [r[f"{lib} categorical"] / r[f"{lib} ordinal"]
+                  if f"{lib} categorical" in r and f"{lib} ordinal" in r else float("nan")
+                  for lib in ("ours", "LightGBM")]
+        r["ratio"] = ratios[0]
+        print(f"{r['n_queries']:>8} {r['objective']:<11}"
+              + "".join(f"{r[name]:>22.2f}" for name in variants)
+              + "".join(f"{ratio:>14.2f}" for ratio in ratios))
+    print("(seconds: fastest fit of each; cat/ord: with the columns declared categorical / "
+          "the same codes as numbers)\n")
+    for r in rows:
+        if np.isnan(r["ratio"]):
+            continue
+        name = (f"{OUR_CLASS[r['objective']]} fit with categorical_features <= "
+                f"{CATEGORICAL_TARGET}x ordinal at {r['n_queries']} queries ({r['ratio']:.2f})")
+        print(f"{'MET   ' if r['ratio'] <= CATEGORICAL_TARGET else 'MISSED'}  {name}")
+
+
 def print_profile(rows):
     print("\nWhere our fastest fit's time goes (seconds, share of the fit), beside LightGBM:")
     for r in rows:
@@ -281,7 +410,16 @@ def main():
                         help="at most this many trees in the memory fits")
     parser.add_argument("--profile", action="store_true",
                         help="print our phase times and LightGBM's Dataset construction time")
+    parser.add_argument("--categorical", action="store_true",
+                        help="time fits with categorical columns declared against the same "
+                        "codes as numbers, ours and LightGBM's (issue 18)")
+    parser.add_argument("--n-categorical", type=int, default=8,
+                        help="categorical columns among the 136 with --categorical")
+    parser.add_argument("--n-categories", type=int, default=500,
+                        help="categories per categorical column with --categorical")
     args = parser.parse_args()
+    if args.categorical:
+        check_categorical_support(args.objectives)
 
     # Warm the JIT: compiled kernels are loaded from numba's cache or compiled
     # here, so neither the timed fits nor the memory children compile.
@@ -292,6 +430,19 @@ def main():
         make_ours(obj, 5).fit(X, y, qid=qid)
         X_big, y_big, qid_big = make_ranking(n_queries=200, random_state=1)
         make_ours(obj, 5).fit(X_big, y_big, qid=qid_big)  # the parallel kernels
+        if args.categorical:
+            X_cat, y_cat, qid_cat = make_ranking(n_queries=200, n_categorical=2, random_state=1)
+            make_ours(obj, 5, categorical_features=[134, 135]).fit(X_cat, y_cat, qid=qid_cat)
+
+    if args.categorical:
+        rows = []
+        for n in args.sizes:
+            rows += bench_categorical_size(
+                n, args.repeats if n < 20000 else min(args.repeats, 2), args.trees,
+                args.objectives, args.n_categorical, args.n_categories,
+            )
+        print_categorical(rows)
+        return
 
     rows = []
     for n in args.sizes:

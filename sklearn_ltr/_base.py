@@ -9,7 +9,6 @@ validation split, binning, the boosting loop) lives here and in
 
 import time
 import warnings
-from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +39,7 @@ from ._queries import (
     warn_one_query,
 )
 from .metrics import ndcg_score
+from ._scoring import check_scoring, scoring_metric
 from ._threads import numba_threads
 from .persistence import save_model as _save_model
 
@@ -182,9 +182,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             None,
         ],
         "validation_ndcg_k": [Interval(Integral, 1, None, closed="left")],
+        "scoring": [str, callable, None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "warm_start": ["boolean"],
+        "importance_type": [StrOptions({"gain", "split"})],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
         "n_jobs": [
@@ -211,9 +213,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         early_stopping,
         validation_fraction,
         validation_ndcg_k,
+        scoring,
         n_iter_no_change,
         tol,
         warm_start,
+        importance_type,
         verbose,
         random_state,
         n_jobs,
@@ -232,9 +236,11 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.validation_ndcg_k = validation_ndcg_k
+        self.scoring = scoring
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.warm_start = warm_start
+        self.importance_type = importance_type
         self.verbose = verbose
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -288,6 +294,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             if hint is None:
                 raise
             raise InvalidParameterError(f"{exc} {hint}") from None
+        check_scoring(self)
 
     # -- input handling -------------------------------------------------
 
@@ -311,9 +318,14 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             ensure_min_samples=0,
         )
 
+    def _gain_table(self):
+        """The checked ``label_gain`` table of a ranker that has one, else
+        None (gains ``2**y - 1``)."""
+        return None
+
     def _checked_labels(self, y, name="y"):
         """Labels as the objective needs them (finite and non-negative here)."""
-        return check_labels(y, name=name)
+        return check_labels(y, name=name, label_gain=self._gain_table())
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
@@ -411,7 +423,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
                       f"(validation_fraction={self.validation_fraction})")
         else:
             source = "on the training data (validation_fraction=None)"
-        return (f"Early stopping is on ({why}): validation NDCG@{self.validation_ndcg_k} "
+        metric = scoring_metric(self.scoring, self.validation_ndcg_k).name
+        return (f"Early stopping is on ({why}): validation {metric} "
                 f"{source}; it stops after n_iter_no_change={self.n_iter_no_change} "
                 f"iterations without an improvement above tol={self.tol:g}.")
 
@@ -513,6 +526,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             else:  # validation_fraction=None: stop on the training data itself
                 validation = (X_binned, y_train, train_offsets)
 
+        largest_label = y.max() if validation is None else max(y.max(), validation[1].max())
         extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
         objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
         # Boosting reads only the binned rows and the objective: drop this
@@ -526,6 +540,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             baseline=objective.init_score(),
             validation=validation,
             warm=warm,
+            largest_label=largest_label,
         )
         self._booster.phase_seconds["binning"] = binning_seconds
         return self
@@ -584,9 +599,10 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             val_offsets,
         )
 
-    def _boost(self, training, *, objective_name, baseline, validation, warm):
+    def _boost(self, training, *, objective_name, baseline, validation, warm, largest_label):
         """Run the boosting loop on prepared training data (in this process or
-        on Dask workers) and set the fitted attributes."""
+        on Dask workers) and set the fitted attributes. ``largest_label`` is
+        that of all training and validation rows (ERR's ``max_grade``)."""
         bin_mapper = self._bin_mapper
         if not warm:
             self._booster = Booster(
@@ -605,7 +621,8 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             subsample=self.subsample,
             random_seed=self._random_seed,
             validation=validation,
-            metric=partial(_ndcg_of_grouped_rows, k=self.validation_ndcg_k),
+            metric=scoring_metric(self.scoring, self.validation_ndcg_k, float(largest_label),
+                                  self._gain_table()),
             n_iter_no_change=self.n_iter_no_change if self.do_early_stopping_ else None,
             tol=self.tol,
             verbose=self.verbose,
@@ -712,14 +729,16 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Total split gain of each feature, normalised to sum to 1.
+        """Importance of each feature, normalised to sum to 1 (all zeros
+        without any split): by ``importance_type``, its total split gain
+        ("gain") or its number of splits ("split").
 
         Returns
         -------
         importances : ndarray of shape (``n_features_in_``,)
         """
         check_is_fitted(self, "_booster")
-        return self._booster.feature_importances()
+        return self._booster.feature_importances(self.importance_type)
 
 
 def fitted_tree_ensemble(model, *, caller):
@@ -737,9 +756,3 @@ def fitted_tree_ensemble(model, *, caller):
             f"CalibratedRanker (or one read by load_model); got {type(model).__name__}.{hint}"
         )
     return model._tree_ensemble()
-
-
-def _ndcg_of_grouped_rows(y, raw_scores, offsets, *, k):
-    """Mean NDCG@k of rows already grouped by query (the early-stopping metric)."""
-    qid = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-    return ndcg_score(y, raw_scores, qid=qid, k=k)

@@ -1,13 +1,13 @@
 """Checks of what rankers are given: numeric features, numeric and
-non-negative labels whose gains cannot overflow; text is refused, never
-converted."""
+non-negative labels whose gains cannot overflow (integers indexing the gain
+table, with ``label_gain``); text is refused, never converted."""
 
 from numbers import Real
 
 import numpy as np
 
 from ._gbdt.common import Y_DTYPE
-from .metrics._checks import max_exponential_label
+from .metrics._checks import label_gains, max_exponential_label
 
 __all__ = [
     "check_labels",
@@ -176,11 +176,17 @@ def check_no_text_labels(y, name="y"):
     )
 
 
-def check_labels(y, name="y"):
+def check_labels(y, name="y", label_gain=None):
+    """Finite labels whose gains can be summed: non-negative with gains
+    ``2**y - 1``, integers in ``[0, len(label_gain))`` with a gain table
+    (the output of ``check_label_gain``)."""
     check_no_text_labels(y, name)
     y = np.asarray(y, dtype=Y_DTYPE)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinity; relevance labels must be finite.")
+    if label_gain is not None:
+        label_gains(y.reshape(-1), label_gain, name)
+        return y
     if np.any(y < 0):
         raise ValueError(
             f"{name} contains negative values; relevance labels must be non-negative "
@@ -191,11 +197,16 @@ def check_labels(y, name="y"):
     return y
 
 
-def check_largest_label(largest, n_rows, name="y"):
-    """Refuse labels whose gains, summed over ``n_rows`` rows, overflow."""
+def check_largest_label(largest, n_rows, name="y", label_gain=None):
+    """Refuse labels whose gains, summed over ``n_rows`` rows, overflow (or,
+    with a gain table, that do not index it)."""
+    if label_gain is not None:
+        label_gains(np.array([largest], dtype=Y_DTYPE), label_gain, name, n_rows=n_rows)
+        return
     if largest > max_exponential_label(n_rows):
         raise ValueError(
             f"{name} has a label of {largest:g}; over {n_rows} rows, sums of gains "
             f"2**y - 1 overflow float64 for labels above {max_exponential_label(n_rows)}. "
-            "Labels are relevance grades (typically 0-4)."
+            "Labels are relevance grades (typically 0-4); for more grades, "
+            "LambdaMARTRanker(label_gain=...) sets the gain of each."
         )

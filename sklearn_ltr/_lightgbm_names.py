@@ -14,6 +14,7 @@ parameter is never intercepted (``CalibratedRanker(objective=...)`` is one).
 
 import functools
 import inspect
+import re
 import reprlib
 from numbers import Integral
 from typing import NamedTuple
@@ -29,6 +30,11 @@ __all__ = [
 ]
 
 _LGB = "LightGBM's"
+_FIXED_CATEGORICAL_RULES = (
+    "categorical splits follow scikit-learn's HistGradientBoosting: categories sorted "
+    "by sum_g / (sum_h + 10), at least 10 rows per sorted category, at most 32 categories on "
+    "the scanned side; none of these is a parameter"
+)
 _XGB = "XGBoost's"
 _BOTH = "LightGBM's and XGBoost's"
 
@@ -65,8 +71,8 @@ _NO_MIN_GAIN = (
 )
 _NO_BYNODE = "there is no per-node or per-level feature sampling here; max_features draws per tree"
 _METRIC = (
-    "early stopping watches NDCG at this cutoff; score other metrics with "
-    "sklearn_ltr.metrics, or scoring=ndcg_scorer(k) in a search"
+    "early stopping watches one metric, computed by sklearn_ltr.metrics: 'ndcg@10', "
+    "'map@5', 'mrr', 'err@10' or a ranking scorer"
 )
 _UNWEIGHTED_VALIDATION = (
     "validation rows are unweighted here; every query counts the same in the validation NDCG"
@@ -79,9 +85,11 @@ _WARM_START = (
 
 #: LightGBM / XGBoost name -> :class:`Habit`. Names that are the same here
 #: (``n_estimators``, ``learning_rate``, ``subsample``, ``max_depth``,
-#: ``random_state``, ``n_jobs``, ``qid``, ``sample_weight``) are not listed;
-#: of those, ``subsample`` samples queries rather than rows, and ``max_depth``
-#: means no limit with None rather than -1 (see :func:`foreign_value_hint`).
+#: ``random_state``, ``n_jobs``, ``importance_type``, ``qid``,
+#: ``sample_weight``) are not listed; of those, ``subsample`` samples queries
+#: rather than rows, ``max_depth`` means no limit with None rather than -1
+#: (see :func:`foreign_value_hint`), and ``importance_type`` defaults to
+#: "gain" and is normalised.
 FOREIGN_NAMES = {
     # -- tree shape ------------------------------------------------------
     "num_leaves": Habit(_LGB, "max_leaf_nodes"),
@@ -98,6 +106,16 @@ FOREIGN_NAMES = {
     "min_gain_to_split": Habit(_LGB, None, _NO_MIN_GAIN),
     "gamma": Habit(_XGB, None, _NO_MIN_GAIN),
     "max_bin": Habit(_BOTH, "max_bins", "at most 255 here"),
+    "enable_categorical": Habit(
+        _XGB, None, "pandas category columns are categorical by default "
+        "(categorical_features='from_dtype'); declare other columns with "
+        "categorical_features=[...]",
+    ),
+    "cat_smooth": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "cat_l2": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "max_cat_threshold": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "min_data_per_group": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
+    "max_cat_to_onehot": Habit(_BOTH, None, _FIXED_CATEGORICAL_RULES),
     "grow_policy": Habit(
         _XGB, None, "trees always grow best-first here (XGBoost's grow_policy='lossguide', "
         "LightGBM's leaf-wise growth), limited by max_leaf_nodes"
@@ -140,9 +158,6 @@ FOREIGN_NAMES = {
     "num_threads": Habit(_LGB, "n_jobs"),
     "verbosity": Habit(_BOTH, "verbose", "0 is silent"),
     "silent": Habit(_BOTH, "verbose", "verbose=0 is silent"),
-    "importance_type": Habit(
-        _BOTH, None, "feature_importances_ is always the total split gain, normalised"
-    ),
     "missing": Habit(_XGB, None, "NaN always marks a missing value here"),
     "base_score": Habit(
         _XGB, None, "every objective starts from its own baseline (0, or the log-odds of "
@@ -152,7 +167,8 @@ FOREIGN_NAMES = {
     "sigmoid": Habit(_LGB, "sigma"),
     "lambdarank_truncation_level": Habit(_LGB, "truncation_level"),
     "lambdarank_norm": Habit(_LGB, "normalize_lambdas"),
-    "label_gain": Habit(_LGB, None, "gains are always 2**y - 1 here (LightGBM's default)"),
+    # The same name, but LambdaMARTRanker's only: the others get a pointer.
+    "label_gain": Habit(_LGB, "label_gain"),
     # -- early stopping and metrics (fit arguments in LightGBM) ---------------
     "early_stopping_rounds": Habit(
         _BOTH, "n_iter_no_change", "early stopping is on whenever X_val is given"
@@ -165,8 +181,8 @@ FOREIGN_NAMES = {
         "sklearn_ltr.metrics.ndcg_score(y, ranker.predict(X), qid=qid, k=k)"
     ),
     "ndcg_eval_at": Habit(_LGB, "validation_ndcg_k", "one cutoff, used by early stopping"),
-    "eval_metric": Habit(_BOTH, "validation_ndcg_k", _METRIC),
-    "metric": Habit(_LGB, "validation_ndcg_k", _METRIC),
+    "eval_metric": Habit(_BOTH, "scoring", _METRIC),
+    "metric": Habit(_LGB, "scoring", _METRIC),
     # -- fit arguments ----------------------------------------------------
     "group": Habit(
         _BOTH, "qid", "fit(X, y, qid=qid_from_group_sizes(group)) with "
@@ -202,8 +218,8 @@ FOREIGN_NAMES = {
         "(feature_names_in_)", kind="fit",
     ),
     "categorical_feature": Habit(
-        _LGB, None, "the rankers take numbers only: encode categories first (OrdinalEncoder "
-        "or OneHotEncoder in a ColumnTransformer)", kind="fit",
+        _LGB, "categorical_features", "pandas category columns are categorical by default "
+        "(categorical_features='from_dtype')",
     ),
     "feature_weights": Habit(_XGB, None, "features are sampled uniformly (max_features)",
                              kind="fit"),
@@ -300,9 +316,11 @@ def _value_for(name, value):
     if name in ("eval_metric", "metric"):
         if isinstance(value, (list, tuple)) and value:
             value = value[-1]
-        if isinstance(value, str) and value.lower().startswith("ndcg@"):
-            cutoff = value[len("ndcg@"):].rstrip("-")
-            return int(cutoff) if cutoff.isdigit() else None
+        # XGBoost's "ndcg@10" and "map@5" are ours. Its trailing "-" (a query
+        # without relevant documents counts 0) and LightGBM's names without a
+        # cutoff (evaluated at eval_at) have no string of ours.
+        if isinstance(value, str) and re.fullmatch(r"(ndcg|map)@[1-9][0-9]*", value.lower()):
+            return value.lower()
         return None
     if name == "silent":
         return 0 if value else 1

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseGBRanker
 from ._registry import register_model_class
+from .metrics._checks import check_label_gain
 
 # schedule_eta=None: the paper's sweep values (Svore et al., WWW 2011, section 6.2).
 _DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "linear": 0.01}
@@ -54,8 +55,9 @@ _SHARED_PARAMETERS_DOC = """
     subsample : float, default=1.0
         Fraction of the training *queries* (not rows) used for each tree.
     early_stopping : 'auto' or bool, default='auto'
-        Stop when the validation NDCG stops improving. 'auto' enables it when
-        a validation set is given or when there are more than 10,000 rows.
+        Stop when the validation score (``scoring``) stops improving. 'auto'
+        enables it when a validation set is given or when there are more
+        than 10,000 rows.
         With early stopping the model keeps the trees up to the best
         validation score.
     validation_fraction : float, int or None, default=0.1
@@ -63,20 +65,58 @@ _SHARED_PARAMETERS_DOC = """
         stopping when no ``X_val`` is given. The split is by query, never
         by row. None stops on the training data.
     validation_ndcg_k : int, default=10
-        Cutoff of the NDCG used for early stopping and progress reports.
+        Cutoff of the NDCG that ``scoring=None`` means. Only read then: with
+        another ``scoring`` it must stay 10 (write ``scoring="ndcg@5"``
+        rather than ``validation_ndcg_k=5`` with another metric).
+    scoring : str, RankingScorer or None, default=None
+        The metric that early stopping watches and that ``train_score_``,
+        ``validation_score_`` and ``verbose`` report, larger being better
+        (HistGradientBoosting's ``scoring``):
+
+        - None: NDCG@``validation_ndcg_k``, so ``"ndcg@10"`` by default;
+        - ``"ndcg@k"``, ``"map@k"``, ``"mrr@k"`` or ``"err@k"`` for a cutoff
+          ``k >= 1``, or ``"ndcg"``, ``"map"``, ``"mrr"``, ``"err"`` for no
+          cutoff (in any case): :func:`~sklearn_ltr.metrics.ndcg_score`,
+          :func:`~sklearn_ltr.metrics.map_score`,
+          :func:`~sklearn_ltr.metrics.mrr_score` or
+          :func:`~sklearn_ltr.metrics.err_score` with their defaults (tied
+          scores averaged; NDCG's gain ``2**y - 1``, a query without relevant
+          documents counting 1; for MAP and MRR labels >= 1 are relevant, and
+          such a query counts 0); ERR's ``max_grade`` is the largest label of
+          the fit's training and validation rows;
+        - a ranking scorer of :mod:`sklearn_ltr.metrics`, for other
+          parameters of a metric: ``ndcg_scorer(5, gain="linear")``,
+          ``make_ranking_scorer(err_score, k=10, max_grade=4)``. After every
+          tree it is called with the rows' query ids and a stand-in model
+          whose ``predict`` gives the current scores of those rows (nothing
+          is predicted again); with ``greater_is_better=False`` its value is
+          the negated metric. :func:`~sklearn_ltr.save_model` saves only the
+          string forms.
+
+        A Dask ranker's ``train_score_`` is the mean of the workers' values
+        weighted by their numbers of queries, which equals the in-memory
+        value for a mean over queries, as every metric above is.
     n_iter_no_change : int, default=10
         Stop after this many iterations without an improvement of more than
         ``tol``.
     tol : float, default=1e-7
-        Minimum improvement of the validation NDCG that counts.
+        Minimum improvement of the validation score that counts, in the
+        units of ``scoring``.
     warm_start : bool, default=False
         If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
         (with the same bins and seeds, so 50 + 50 trees equal 100).
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` adds up for each feature: the gain of
+        the splits on it ("gain") or their number ("split"), LightGBM's names.
+        Both are normalised to sum to one (LightGBM's are not, and its
+        default is "split").
     verbose : int, default=0
         Progress of the fit: first whether early stopping is on and why
         (``"auto"`` turns it on above 10,000 rows) and how many queries are
-        held out; then iteration, train and validation NDCG, elapsed time and
-        the time left (a range while early stopping may end the fit sooner);
+        held out; then iteration, train and validation score (named after
+        ``scoring``: "NDCG@10" by default, "score" for a scorer), elapsed
+        time and the time left (a range while early stopping may end the fit
+        sooner);
         last why it ended and the best iteration kept. With 1, every
         iteration, as a single line that updates in place on a terminal (a
         line per iteration elsewhere); with N > 1, every N-th iteration and
@@ -110,18 +150,21 @@ _ATTRIBUTES_DOC = """
     do_early_stopping_ : bool
         Whether early stopping was used.
     train_score_ : ndarray
-        NDCG@``validation_ndcg_k`` on (a sample of up to 10,000 rows of
+        The ``scoring`` metric (NDCG@``validation_ndcg_k`` by default) on
+        (a sample of up to 10,000 rows of
         whole queries of) the training data of the model with 0, 1, 2, ...
         trees, for every tree grown: after early stopping it runs
         ``n_iter_no_change`` entries past the ``n_iter_ + 1`` of the kept
         model. Empty without early stopping or verbose output; NaN for trees
-        of an earlier warm-start fit that recorded none.
+        of an earlier warm-start fit that recorded none, or recorded another
+        metric (``scoring`` or ``validation_ndcg_k`` changed).
     validation_score_ : ndarray
         The same on the validation data of the last fit. Early stopping keeps
         the trees up to the best of these, ``validation_score_[n_iter_]``
         (never fewer than a warm start already had).
     feature_importances_ : ndarray of shape (``n_features_in_``,)
-        Split gain per feature, normalised to sum to one.
+        Split gain (``importance_type="gain"``) or number of splits
+        ("split") per feature, normalised to sum to one.
     objective_ : str
         Name of the objective that was optimised."""
 
@@ -193,6 +236,19 @@ class LambdaMARTRanker(BaseGBRanker):
         ``lambdarank_truncation_level``.
     normalize_lambdas : bool, default=True
         Normalise each query's lambdas as LightGBM's ``lambdarank_norm``.
+    label_gain : array-like of shape (n_labels,) or None, default=None
+        Gain of each label, LightGBM's ``label_gain``: ``label_gain[i]`` is
+        the gain of label ``i`` in ``|delta NDCG|`` and in the NDCG of early
+        stopping (``validation_score_``, ``train_score_``). Gains must be
+        finite, non-negative and non-decreasing, and the labels of ``fit``
+        (``y`` and ``y_val``) integers in ``[0, n_labels)``. None means
+        ``2**y - 1`` for any real ``y >= 0``, which
+        ``label_gain=[2**i - 1 for i in range(n_labels)]`` reproduces
+        exactly. A table also takes labels above the about 1000 at which
+        sums of ``2**y - 1`` overflow, e.g. ``label_gain=np.arange(5000)``.
+        ``score`` keeps the exponential gain, so that models with different
+        ``label_gain`` are compared on one scale; ``scoring=ndcg_scorer(10,
+        label_gain=...)`` scores with these gains.
     secondary_weight : float in [0, 1], default=0.0
         Weight ``w`` of the secondary-label lambdas ``lambda(C)`` (eq. 10);
         needs ``y_secondary`` in ``fit`` when positive. ``lambda(C)`` uses
@@ -230,6 +286,7 @@ class LambdaMARTRanker(BaseGBRanker):
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "truncation_level": [Interval(Integral, 1, None, closed="left")],
         "normalize_lambdas": ["boolean"],
+        "label_gain": ["array-like", None],
         "secondary_weight": [Interval(Real, 0, 1, closed="both")],
         "lambda_schedule": [StrOptions({"exponential", "linear"}), None],
         "schedule_w0": [Interval(Real, 0, 1, closed="both")],
@@ -249,6 +306,7 @@ class LambdaMARTRanker(BaseGBRanker):
         sigma=1.0,
         truncation_level=30,
         normalize_lambdas=True,
+        label_gain=None,
         secondary_weight=0.0,
         lambda_schedule=None,
         schedule_w0=0.25,
@@ -270,9 +328,11 @@ class LambdaMARTRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -292,9 +352,11 @@ class LambdaMARTRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -302,6 +364,7 @@ class LambdaMARTRanker(BaseGBRanker):
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize_lambdas = normalize_lambdas
+        self.label_gain = label_gain
         self.secondary_weight = secondary_weight
         self.lambda_schedule = lambda_schedule
         self.schedule_w0 = schedule_w0
@@ -336,9 +399,9 @@ class LambdaMARTRanker(BaseGBRanker):
             ignored otherwise. Requested through metadata routing like
             ``qid``.
         X_val, y_val, qid_val : default=None
-            A validation set for early stopping (on NDCG of ``y_val``). If not
-            given and early stopping is on, ``validation_fraction`` of the
-            queries is held out.
+            A validation set for early stopping (on the ``scoring`` metric of
+            ``y_val``). If not given and early stopping is on,
+            ``validation_fraction`` of the queries is held out.
 
         Returns
         -------
@@ -368,11 +431,15 @@ class LambdaMARTRanker(BaseGBRanker):
     def _objective_name(self):
         return "lambdarank" if self._is_plain() else "lambdarank_multi"
 
+    def _gain_table(self):
+        return None if self.label_gain is None else check_label_gain(self.label_gain)
+
     def _objective_params(self):
         params = dict(
             sigma=self.sigma,
             truncation_level=self.truncation_level,
             normalize_lambdas=self.normalize_lambdas,
+            label_gain=self._gain_table(),
         )
         if not self._is_plain():
             eta = self.schedule_eta
@@ -447,9 +514,11 @@ class XENDCGRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -469,9 +538,11 @@ class XENDCGRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -528,9 +599,11 @@ class ListNetRanker(BaseGBRanker):
         early_stopping="auto",
         validation_fraction=0.1,
         validation_ndcg_k=10,
+        scoring=None,
         n_iter_no_change=10,
         tol=1e-7,
         warm_start=False,
+        importance_type="gain",
         verbose=0,
         random_state=None,
         n_jobs=None,
@@ -550,9 +623,11 @@ class ListNetRanker(BaseGBRanker):
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             validation_ndcg_k=validation_ndcg_k,
+            scoring=scoring,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             warm_start=warm_start,
+            importance_type=importance_type,
             verbose=verbose,
             random_state=random_state,
             n_jobs=n_jobs,

@@ -19,6 +19,7 @@ from ._gbdt.binning import BinMapper, _search_tables
 from ._gbdt.booster import Booster
 from ._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_of
 from ._registry import model_classes
+from ._scoring import scoring_metric
 
 __all__ = [
     "CATEGORICAL_VERSION",
@@ -112,15 +113,21 @@ def json_param(name, value, owner=""):
         return float(value)
     if isinstance(value, (list, tuple)):
         return [json_param(name, v, owner) for v in value]
+    if name == "scoring" and not owner:
+        raise ValueError(
+            f"Cannot save parameter scoring={value!r}: model files hold a scoring given by "
+            "its name ('ndcg@10', 'map@5', 'mrr', 'err@10', ...) or None, not a scorer "
+            "object. Before saving, set it to the name of the same metric if it has one "
+            "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
+        )
     if isinstance(value, np.ndarray) and value.ndim == 1:
-        # A list of its values (categorical_features as a boolean mask):
-        # the loaded ranker gets the list.
+        # An array parameter (label_gain) is saved as a list and loads as one.
         return [json_param(name, v, owner) for v in value.tolist()]
     raise ValueError(
         f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str or lists (or 1-d arrays) of them. Set "
-        "it to such a value (e.g. random_state to an int; the fitted model keeps its own "
-        "seeds) before saving."
+        "that are None, bool, int, finite float, str or lists (or 1-d arrays) of them. "
+        "Set it to such a value (e.g. random_state to an int; the fitted model keeps its "
+        "own seeds) before saving."
     )
 
 
@@ -574,6 +581,10 @@ def build_ranker(document, a):
     estimator.n_iter_ = n_trees
     estimator.train_score_ = booster.train_scores
     estimator.validation_score_ = booster.validation_scores
+    if booster.train_scores.size:
+        # Saved parameters are those the scores were recorded with, unless
+        # set_params changed them between fit and save_model.
+        booster.train_metric = scoring_metric(estimator.scoring, estimator.validation_ndcg_k).name
     estimator.objective_ = get_field(fitted, "objective_", "str", "fitted")
     if estimator.objective_ != objective_name:
         raise ModelFileError("objective_ and booster.objective_name differ")

@@ -38,6 +38,7 @@ from .metrics import (
     ndcg_score,
     ndcg_score_per_query,
 )
+from ._scoring import scoring_metric
 from .export._command import add_export_command
 from .persistence import load_model, save_model
 
@@ -357,8 +358,9 @@ def fit(args):
     if estimator.do_early_stopping_:
         grown = len(estimator.validation_score_) - 1
         source = "the validation set" if valid is not None else "held-out training queries"
+        watched = scoring_metric(estimator.scoring, k).name
         trees += (
-            f" (early stopping on NDCG@{k} of {source}: kept the best {estimator.n_iter_} "
+            f" (early stopping on {watched} of {source}: kept the best {estimator.n_iter_} "
             f"of {grown} grown)"
         )
     print(
@@ -581,11 +583,11 @@ part of --fold and, unless --valid FILE is given, uses the vali part as validati
 the test part is only read for the feature count (evaluate MODEL DIR --fold K scores it).
 
 Early stopping: with a validation set (--valid or the fold's vali part), the default
-early_stopping='auto' stops when validation NDCG@validation_ndcg_k has not improved for
-n_iter_no_change trees and keeps the trees up to the best score; --param
-early_stopping=false trains all n_estimators trees. Without a validation set the
-library's rule applies: above 10,000 rows, validation_fraction of the training queries
-is held out.
+early_stopping='auto' stops when the validation score (--param scoring=map@5, say; by
+default NDCG@validation_ndcg_k) has not improved for n_iter_no_change trees and keeps
+the trees up to the best score; --param early_stopping=false trains all n_estimators
+trees. Without a validation set the library's rule applies: above 10,000 rows,
+validation_fraction of the training queries is held out.
 
 Every parameter of the chosen ranker can be set with --param KEY=VALUE (repeatable):
 true/false, none, integers and floats are converted, anything else stays a string;

@@ -27,7 +27,8 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
     - ``"estimator"``: class name, one of ``LambdaMARTRanker``,
       ``XENDCGRanker``, ``ListNetRanker``, ``CalibratedRanker``.
     - ``"params"``: ``get_params(deep=False)``; values are null, booleans,
-      numbers, strings or lists of them.
+      numbers, strings or lists of them (a 1-d array, such as a
+      ``label_gain``, is saved as a list).
     - ``"fitted"``: ``n_features_in_``, ``feature_names_in_`` (list of
       strings, or null), ``n_iter_`` (number of trees), ``objective_``,
       ``do_early_stopping_``, ``n_training_queries`` (optional; the

@@ -10,7 +10,9 @@ import pytest
 from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.categorical import (
+    CATEGORY_L2,
     MIN_CATEGORY_SUPPORT,
+    MIN_ROWS_PER_GROUP,
     best_categorical_split,
     left_categories,
 )
@@ -77,32 +79,53 @@ def _histogram(g_by_category, n_rows_by_category, missing=(0.0, 0)):
 
 
 def _gain(gl, hl, g, h):
-    return gl**2 / hl + (g - gl) ** 2 / (h - hl) - g**2 / h
+    """The gain of a categorical split: the children's terms with the extra
+    L2 of categorical splits (LightGBM's cat_l2), the parent's without."""
+    return gl**2 / (hl + CATEGORY_L2) + (g - gl) ** 2 / (h - hl + CATEGORY_L2) - g**2 / h
 
 
 def test_categorical_split_on_a_hand_computed_case():
-    # Three categories of 20 rows with mean gradients +1, -1, +1: the best
+    # Three categories of 200 rows with mean gradients +1, -1, +1: the best
     # split sends category 1 alone to one side.
-    h = _histogram([20.0, -20.0, 20.0], [20, 20, 20])
+    h = _histogram([200.0, -200.0, 200.0], [200, 200, 200])
     gain, n_left, mleft, gl, hl, cl = best_categorical_split(
-        h, 3, MISSING, 20.0, 60.0, 60.0, 20.0**2 / 60.0, 1, 0.0, 0.0)
-    assert gain == pytest.approx(_gain(-20.0, 20.0, 20.0, 60.0))
-    assert (gl, hl, cl) == (-20.0, 20.0, 20.0)
+        h, 3, MISSING, 200.0, 600.0, 600.0, 200.0**2 / 600.0, 1, 0.0, 0.0)
+    assert gain == pytest.approx(200**2 / 210 + 400**2 / 410 - 200**2 / 600)
+    assert (gl, hl, cl) == (-200.0, 200.0, 200.0)
     assert bins_of(left_categories(h, 3, MISSING, n_left)).tolist() == [1]
     # No missing value in the node: NaN goes to the larger child (right).
     assert mleft == 0
 
 
-def test_categorical_split_is_the_best_prefix_of_the_sorted_categories():
-    # Oracle: every split of the categories into a left set and the rest,
-    # under the same rules (sets of at most 32 categories that have at least
-    # MIN_CATEGORY_SUPPORT rows, scanned from the order's ends): brute force
-    # over all subsets must find no larger gain among the order's prefixes
-    # and suffixes, and the search must return the largest of those.
+def _documented_candidates(g, n):
+    """The sets the documented rules scan: prefixes of the order by
+    ``g / (n + 10)`` from either end, at most 32 and half of the categories,
+    a new candidate only once MIN_ROWS_PER_GROUP more rows joined the left
+    side, and MIN_ROWS_PER_GROUP rows at least on the right."""
+    order = np.argsort(g / (n + 10.0), kind="stable")
+    max_left = min(32, (len(g) + 1) // 2)
+    sets = []
+    for direction in (order, order[::-1]):
+        group = 0
+        for i in range(max_left):
+            group += n[direction[i]]
+            if n.sum() - n[direction[: i + 1]].sum() < MIN_ROWS_PER_GROUP:
+                break
+            if group >= MIN_ROWS_PER_GROUP:
+                sets.append(direction[: i + 1])
+                group = 0
+    return sets
+
+
+def test_categorical_split_is_the_best_of_the_documented_candidates():
+    # Oracle: the documented rules written out again (above); the search
+    # must return the best of their candidate sets, and for least squares no
+    # other subset may do better (Fisher: the best partition is a prefix of
+    # the order by mean, up to the smoothing of the keys).
     rng = np.random.default_rng(3)
     for _ in range(20):
         k = rng.integers(2, 9)
-        n = rng.integers(MIN_CATEGORY_SUPPORT, 40, size=k)
+        n = rng.integers(MIN_CATEGORY_SUPPORT, 300, size=k)
         g = rng.normal(size=k) * n
         h = _histogram(g, n)
         G, H = g.sum(), float(n.sum())
@@ -111,16 +134,12 @@ def test_categorical_split_is_the_best_prefix_of_the_sorted_categories():
         left = bins_of(left_categories(h, k, MISSING, n_left))
         assert gl == pytest.approx(g[left].sum()) and cl == n[left].sum()
         assert gain == pytest.approx(_gain(g[left].sum(), n[left].sum(), G, H))
-        order = np.argsort(g / (n + 10.0), kind="stable")
-        max_left = min(32, (k + 1) // 2)
-        prefix_gains = [
-            _gain(g[s].sum(), n[s].sum(), G, H)
-            for i in range(1, max_left + 1)
-            for s in (order[:i], order[::-1][:i])
-        ]
-        assert gain == pytest.approx(max(prefix_gains))
-        # For least squares the sorted order holds the best partition
-        # (Fisher): no subset does better, up to the smoothing of the keys.
+        candidates = _documented_candidates(g, n)
+        if not candidates:
+            assert gain == -np.inf
+            continue
+        assert gain == pytest.approx(max(_gain(g[s].sum(), n[s].sum(), G, H)
+                                         for s in candidates))
         best_subset = max(
             _gain(g[list(s)].sum(), n[list(s)].sum(), G, H)
             for r in range(1, k) for s in itertools.combinations(range(k), r)
@@ -130,23 +149,23 @@ def test_categorical_split_is_the_best_prefix_of_the_sorted_categories():
 
 def test_categories_with_too_few_rows_stay_right():
     # Category 1 has the most extreme gradient but too few rows to be sorted.
-    h = _histogram([30.0, -50.0, -30.0], [30, MIN_CATEGORY_SUPPORT - 1, 30])
-    G, H = -50.0, 30.0 + 30.0 + MIN_CATEGORY_SUPPORT - 1
+    h = _histogram([300.0, -50.0, -300.0], [300, MIN_CATEGORY_SUPPORT - 1, 300])
+    G, H = -50.0, 300.0 + 300.0 + MIN_CATEGORY_SUPPORT - 1
     _, n_left, _, _, _, _ = best_categorical_split(h, 3, MISSING, G, H, H, G**2 / H, 1, 0.0, 0.0)
     assert 1 not in bins_of(left_categories(h, 3, MISSING, n_left))
 
 
 def test_missing_bin_takes_part_as_a_category():
     # Missing rows behave like category 1 (negative gradients): they join it.
-    h = _histogram([30.0, -30.0, 30.0], [30, 30, 30], missing=(-30.0, 30))
-    G, H = 0.0, 120.0
+    h = _histogram([300.0, -300.0, 300.0], [300, 300, 300], missing=(-300.0, 300))
+    G, H = 0.0, 1200.0
     gain, n_left, mleft, gl, hl, cl = best_categorical_split(
         h, 3, MISSING, G, H, H, 0.0, 1, 0.0, 0.0)
     left = bins_of(left_categories(h, 3, MISSING, n_left)).tolist()
     if mleft:
-        assert left == [1] and (gl, cl) == (-60.0, 60.0)
+        assert left == [1] and (gl, cl) == (-600.0, 600.0)
     else:
-        assert left == [0, 2] and (gl, cl) == (60.0, 60.0)
+        assert left == [0, 2] and (gl, cl) == (600.0, 600.0)
 
 
 def test_grower_finds_the_set_of_categories_that_matters():
@@ -318,3 +337,23 @@ def test_none_and_from_dtype_on_arrays_mean_no_categorical_feature():
         model = LambdaMARTRanker(n_estimators=2, categorical_features=spec).fit(X, y, qid=qid)
         assert model.is_categorical_ is None
         assert not model._tree_ensemble().nodes["is_categorical"].any()
+
+
+def test_warm_start_with_categories_equals_one_fit():
+    X, y, qid = _category_data(n_queries=60)
+    params = dict(categorical_features=[2], random_state=0, early_stopping=False)
+    once = LambdaMARTRanker(n_estimators=10, **params).fit(X, y, qid=qid)
+    twice = LambdaMARTRanker(n_estimators=5, warm_start=True, **params).fit(X, y, qid=qid)
+    twice.set_params(n_estimators=10).fit(X, y, qid=qid)
+    assert once._tree_ensemble().nodes["is_categorical"].any()
+    np.testing.assert_array_equal(twice.predict(X), once.predict(X))
+
+
+def test_calibrated_ranker_splits_on_categories():
+    from sklearn_ltr import CalibratedRanker
+
+    X, y, qid = _category_data(n_queries=60)
+    model = CalibratedRanker(n_estimators=10, categorical_features=[2], binarize=True,
+                             random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.is_categorical_, [False, False, True])
+    assert model._tree_ensemble().nodes["is_categorical"].any()

@@ -196,6 +196,21 @@ def test_fit_without_early_stopping_ignores_the_vali_part(workdir, fold1, capsys
                                   api.predict(X_test))
 
 
+def test_fit_summary_names_the_metric_that_stopped_it(workdir, fold1, capsys):
+    params = dict(n_estimators=40, max_leaf_nodes=5, learning_rate=0.3, n_iter_no_change=3)
+    code, out, err = run_here(
+        ["fit", MQ2008, "--fold", "1", *_param_args(params), "--param", "scoring=map@5",
+         "-o", workdir / "map.model"], capsys)
+    assert code == 0, err
+    (X, y, qid), (X_val, y_val, qid_val), _ = fold1
+    api = LambdaMARTRanker(random_state=0, scoring="map@5", **params).fit(
+        X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    grown = len(api.validation_score_) - 1
+    assert (f"{api.n_iter_} trees (early stopping on MAP@5 of the validation set: kept the "
+            f"best {api.n_iter_} of {grown} grown)") in out
+    assert load_model(workdir / "map.model").scoring == "map@5"
+
+
 def test_predict_writes_the_api_scores_exactly(models, workdir):
     """Scores read back are model.predict's bit for bit, so fit -> predict ->
     NDCG gives the API's number."""

@@ -14,6 +14,7 @@ import pytest
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
 from sklearn_ltr.datasets import make_ranking, to_frame
+from sklearn_ltr.metrics import map_scorer
 
 pytest.importorskip("distributed", reason="needs dask.distributed (pip install sklearn-ltr[dask])")
 dd = pytest.importorskip("dask.dataframe", reason="needs dask.dataframe")
@@ -395,6 +396,60 @@ def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
     every_query = LambdaMARTRanker(**dict(PARAMS, n_estimators=distributed.n_iter_)).fit(
         X, y, qid=qid)
     assert not np.allclose(every_query.predict(X), distributed.predict(to_frame(X, qid)))
+
+
+@pytest.mark.parametrize("classes, scoring, extra", [
+    ((DaskLambdaMARTRanker, LambdaMARTRanker), "err@5", {}),
+    ((DaskCalibratedRanker, CalibratedRanker), "err@5", {"binarize": True}),
+    ((DaskLambdaMARTRanker, LambdaMARTRanker), map_scorer(k=3, threshold=2), {}),
+], ids=["err", "err_binarized", "map_scorer"])
+def test_scoring_matches_single_process(client, data, classes, scoring, extra, monkeypatch):
+    # ERR's max_grade is the largest label of the fit (4, of a training row;
+    # 1 once binarized): the validation labels stop at 2, so a wrong one
+    # shows. The training sample is scored by both workers and averaged.
+    monkeypatch.setattr("sklearn_ltr._base._SMALL_TRAINSET_ROWS", 1000)
+    X, y, qid = data
+    X_val, y_val, qid_val = make_ranking(n_queries=30, docs_per_query=40, n_features=12,
+                                         random_state=5)
+    y_val = np.minimum(y_val, 2.0)
+    assert y.max() == 4
+    dask_class, local_class = classes
+    params = dict(PARAMS, n_estimators=60, early_stopping=True, n_iter_no_change=3,
+                  scoring=scoring, **extra)
+    ddf = _frame(X, y, qid)
+    distributed = dask_class(**params).fit(
+        ddf.drop(columns="label"), ddf["label"], X_val=to_frame(X_val, qid_val), y_val=y_val)
+    local = local_class(**params).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    assert len(distributed._fit_workers) == 2
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(distributed.train_score_, local.train_score_, rtol=0, atol=1e-12)
+
+
+def test_label_gain_reaches_the_workers_and_the_client(client, data):
+    # Labels 300 * y with the gains 2**(i / 300) - 1 give every row the
+    # default gain of y, beyond the labels (about 1000) whose default gains
+    # overflow: the workers' lambdas and the client's validation NDCG on
+    # the held-out queries must be those of the default model on y.
+    X, y, qid = data
+    table = list(np.exp2(np.arange(1201) / 300) - 1)
+    params = dict(PARAMS, n_estimators=30, early_stopping=True, n_iter_no_change=3,
+                  subsample=1.0, max_features=1.0)
+    ddf = _frame(X, 300 * y, qid)
+    distributed = DaskLambdaMARTRanker(label_gain=table, **params).fit(
+        ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
+    assert distributed.n_iter_ < 30
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
+                               rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="overflow float64"):
+        DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
+    bad = _frame(X, np.where(y == 4, 1201.0, 300 * y), qid)
+    with pytest.raises(ValueError, match=r"label of 1201, but with label_gain \(of length 1201"):
+        DaskLambdaMARTRanker(label_gain=table, **PARAMS).fit(
+            bad.drop(columns="label"), bad["label"])
 
 
 def test_predict_on_dask_collections_and_to_local(client, data):

@@ -23,6 +23,7 @@ from sklearn.exceptions import NotFittedError
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.datasets import make_ranking
+from sklearn_ltr.metrics import ndcg_scorer
 from sklearn_ltr.persistence import FORMAT_VERSION, load_model, save_model
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
@@ -31,8 +32,13 @@ SMALL = dict(n_estimators=6, max_leaf_nodes=6, min_samples_leaf=5, random_state=
 RANKERS = {
     "lambdamart": LambdaMARTRanker(**SMALL),
     "lambdamart_sampled": LambdaMARTRanker(subsample=0.7, max_features=0.6, **SMALL),
+    "lambdamart_label_gain": LambdaMARTRanker(label_gain=[0, 1, 1.5, 4, 9], **SMALL),
     "lambdamart_early_stopping": LambdaMARTRanker(
         **{**SMALL, "n_estimators": 30}, early_stopping=True, n_iter_no_change=2
+    ),
+    "lambdamart_map_split": LambdaMARTRanker(
+        **{**SMALL, "n_estimators": 30}, early_stopping=True, n_iter_no_change=2,
+        scoring="map@5", importance_type="split"
     ),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
@@ -293,6 +299,26 @@ def test_save_refuses_unfitted_foreign_and_non_json(fitted, data, tmp_path):
     with pytest.raises(ValueError, match="random_state=RandomState"):
         save_model(ranker, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_scoring_and_importance_type_round_trip_and_scorers_are_refused(fitted, data, tmp_path):
+    ranker = fitted["lambdamart_map_split"]
+    loaded = _round_trip(ranker, tmp_path)
+    assert (loaded.scoring, loaded.importance_type) == ("map@5", "split")
+    nodes = ranker._tree_ensemble().nodes
+    counts = np.bincount(nodes["feature_idx"][nodes["is_leaf"] == 0],
+                         minlength=ranker.n_features_in_)
+    assert_array_equal(loaded.feature_importances_, counts / counts.sum())
+    X, y, qid = data
+    scored = clone(ranker).set_params(scoring=ndcg_scorer(5)).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"Cannot save parameter scoring=make_ranking_scorer"
+                                         r"\(ndcg_score, k=5\).*set_params\(scoring='ndcg@5'\)"):
+        save_model(scored, tmp_path / "scorer.npz")
+    assert not (tmp_path / "scorer.npz").exists()
+    # The name the message suggests is the same metric: the same fit, and a file.
+    named = clone(ranker).set_params(scoring="ndcg@5").fit(X, y, qid=qid)
+    assert_array_equal(named.validation_score_, scored.validation_score_)
+    save_model(named, tmp_path / "named.npz")
 
 
 # --------------------------------------------------------------------------- refusing to load

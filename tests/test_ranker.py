@@ -347,9 +347,9 @@ def test_verbose_says_why_early_stopping_runs_and_ends(capsys):
         [n_grown] if n_grown % 5 else [])
     assert "(early stopping may end it sooner)" in lines[1]
     assert lines[-1] == (
-        f"Stopped early after {n_grown} trees: the validation NDCG did not improve by more "
+        f"Stopped early after {n_grown} trees: the validation NDCG@10 did not improve by more "
         "than tol=1e-07 in the last 10 iterations (n_iter_no_change). Kept "
-        f"{ranker.n_iter_} trees: best validation NDCG "
+        f"{ranker.n_iter_} trees: best validation NDCG@10 "
         f"{ranker.validation_score_[ranker.n_iter_]:.5f} at iteration {ranker.n_iter_}."
     )
     LambdaMARTRanker(n_estimators=2, verbose=1).fit(X[:3000], y[:3000], qid=qid[:3000])

@@ -49,8 +49,10 @@ class Booster:
         sample and on the validation set of the last :meth:`boost`, for
         every tree grown, including those early stopping dropped afterwards
         (so at least ``n_trees + 1`` entries); empty if it did not track
-        them. Training scores of trees from an earlier, untracked warm-start
-        fit are NaN.
+        them. Training scores of trees from an earlier warm-start fit that
+        tracked none, or another metric, are NaN.
+    train_metric : str or None
+        ``name`` of the metric of ``train_scores`` (None if empty).
     """
 
     def __init__(self, *, objective_name, baseline, n_features, missing_values_bin_idx):
@@ -61,6 +63,7 @@ class Booster:
         self.trees = []
         self.train_scores = np.zeros(0)
         self.validation_scores = np.zeros(0)
+        self.train_metric = None
         self.phase_seconds = {}
         # Categories of each feature, None for numeric ones (TreeEnsemble's
         # categories), set from the bin mapper by boost.
@@ -106,12 +109,14 @@ class Booster:
             out += predict_raw(tree, _ONE_TREE, X)
             yield out.copy()
 
-    def feature_importances(self):
-        """Total split gain per feature, normalised to sum to one."""
+    def feature_importances(self, importance_type="gain"):
+        """Total split gain ("gain") or number of splits ("split") per
+        feature, normalised to sum to one."""
         importances = np.zeros(self.n_features)
         for tree in self.trees:
             splits = tree[tree["is_leaf"] == 0]
-            np.add.at(importances, splits["feature_idx"], splits["gain"])
+            weights = splits["gain"] if importance_type == "gain" else 1.0
+            np.add.at(importances, splits["feature_idx"], weights)
         total = importances.sum()
         return importances / total if total > 0 else importances
 
@@ -161,7 +166,9 @@ class Booster:
         validation : tuple (X_binned_val, y_val, offsets_val) or None
             Validation rows for the metric and early stopping.
         metric : callable
-            ``metric(y, raw_scores, offsets) -> float``, larger is better.
+            ``metric(y, raw_scores, offsets) -> float``, larger is better;
+            its ``name`` and ``label`` name it in the summary and in the
+            progress lines (``sklearn_ltr._scoring``).
         n_iter_no_change : int or None
             Early stopping patience; None disables early stopping.
         tol : float
@@ -184,9 +191,11 @@ class Booster:
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
             # Entries past the trees kept belong to trees early stopping dropped.
-            train_scores = list(self.train_scores[:first_iteration + 1])
+            train_scores = (list(self.train_scores[:first_iteration + 1])
+                            if self.train_metric == metric.name else [])
             if len(train_scores) != first_iteration + 1:
-                # An earlier fit of this warm start recorded none: NaN for its trees.
+                # An earlier fit of this warm start recorded none, or scores of
+                # another metric: NaN for its trees.
                 train_scores = [np.nan] * first_iteration + [training.small_trainset_score(metric)]
         if validation is not None:
             # Entry i is the model with i trees. The trees a warm start already
@@ -256,9 +265,10 @@ class Booster:
             if verbose and (verbose == 1 or (iteration + 1) % verbose == 0 or last):
                 elapsed = time.perf_counter() - start_time
                 seconds_per_tree = elapsed / (iteration + 1 - first_iteration)
-                line = f"[{iteration + 1}/{n_iterations}] train NDCG: {train_scores[-1]:.5f}"
+                line = (f"[{iteration + 1}/{n_iterations}] train {metric.label}: "
+                        f"{train_scores[-1]:.5f}")
                 if validation is not None:
-                    line += f", validation NDCG: {validation_scores[-1]:.5f}"
+                    line += f", validation {metric.label}: {validation_scores[-1]:.5f}"
                 line += f", leaves: {int(tree.nodes['is_leaf'].sum())}"
                 line += f", elapsed {elapsed:.2f}s, " + _time_left(
                     seconds_per_tree, 0 if should_stop else n_iterations - iteration - 1,
@@ -289,23 +299,24 @@ class Booster:
             del self.trees[best:]
             self._flat = None
         self.train_scores = np.asarray(train_scores) if track else np.zeros(0)
+        self.train_metric = metric.name if track else None
         self.validation_scores = np.asarray(validation_scores) if validation is not None else np.zeros(0)
         if verbose:
-            progress.close(self._summary(n_grown, n_iterations, n_iter_no_change, tol)
+            progress.close(self._summary(n_grown, n_iterations, n_iter_no_change, tol, metric.name)
                            if validation is not None else None)
 
-    def _summary(self, n_grown, n_iterations, n_iter_no_change, tol):
+    def _summary(self, n_grown, n_iterations, n_iter_no_change, tol, metric_name):
         """Why boosting ended and which trees were kept (verbose output)."""
         best = self.validation_scores[self.n_trees]
         if n_iter_no_change is None:
             why = f"Reached n_estimators={n_iterations}"
         elif n_grown < n_iterations:
-            why = (f"Stopped early after {n_grown} trees: the validation NDCG did not improve "
-                   f"by more than tol={tol:g} in the last {n_iter_no_change} iterations "
-                   "(n_iter_no_change)")
+            why = (f"Stopped early after {n_grown} trees: the validation {metric_name} did not "
+                   f"improve by more than tol={tol:g} in the last {n_iter_no_change} "
+                   "iterations (n_iter_no_change)")
         else:
             why = f"Reached n_estimators={n_iterations} before early stopping fired"
-        return (f"{why}. Kept {self.n_trees} trees: best validation NDCG {best:.5f} at "
+        return (f"{why}. Kept {self.n_trees} trees: best validation {metric_name} {best:.5f} at "
                 f"iteration {self.n_trees}.")
 
 

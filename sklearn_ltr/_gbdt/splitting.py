@@ -251,6 +251,11 @@ def split_scratch(n_features, n_bins):
     each node's per-feature results, and the left sums and gains of one
     feature for every thread numba may start (``NUMBA_NUM_THREADS``),
     indexed by thread id, so the scan allocates nothing."""
+    # numba's thread id reads state that its threading layer sets up when it
+    # starts; a scan that runs before any parallel region in the process
+    # (the serial twin, a small fit) would read it uninitialised and crash.
+    # Asking for the number of threads starts the layer.
+    numba.get_num_threads()
     return (np.empty((2, n_features, 6)),
             np.empty((numba.config.NUMBA_NUM_THREADS, 4, n_bins)))
 

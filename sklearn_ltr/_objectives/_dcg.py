@@ -2,7 +2,8 @@
 
 Conventions follow LightGBM's ``DCGCalculator`` (``src/metric/dcg_calculator.cpp``):
 the document at 0-based rank ``i`` has discount ``1 / log2(2 + i)``, a label ``y``
-has the exponential gain ``2**y - 1``, and the maximum DCG at truncation ``k`` is
+has the exponential gain ``2**y - 1`` (or, given LightGBM's ``label_gain``
+table, the gain ``label_gain[y]``), and the maximum DCG at truncation ``k`` is
 the DCG of the ``min(k, n)`` best labels of the query. Query ``q`` is the slice
 ``offsets[q]:offsets[q + 1]`` of every per-row array.
 """
@@ -76,6 +77,39 @@ def _inverse_max_dcg(y, offsets, k, out):
         max_dcg = 0.0
         for i in range(min(k, n)):
             max_dcg += (2.0 ** labels[best[i]] - 1.0) / np.log2(2.0 + i)
+        out[q] = 1.0 / max_dcg if max_dcg > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _inverse_max_dcg_of_gains(gains, offsets, k, out):
+    """Write ``1 / maxDCG@k`` of every query, from per-row gains, into ``out``.
+
+    :func:`_inverse_max_dcg` for gains that are not ``2**y - 1`` (a
+    ``label_gain`` table). The sum runs over ranks in the same order and
+    divides by the same ``log2(2 + i)``, so gains equal to ``2**y - 1`` give
+    the same bits.
+
+    Parameters
+    ----------
+    gains : ndarray of shape (n_samples,), dtype float64
+        Non-negative gains, queries contiguous.
+    offsets : ndarray of shape (n_queries + 1,), dtype int64
+        Query boundaries.
+    k : int
+        Truncation level (positive).
+    out : ndarray of shape (n_queries,), dtype float64
+        Output buffer.
+    """
+    # Serial, as _inverse_max_dcg.
+    n_queries = offsets.shape[0] - 1
+    for q in range(n_queries):
+        start = offsets[q]
+        n = offsets[q + 1] - start
+        g = gains[start : start + n]
+        best = argsort_descending(g)
+        max_dcg = 0.0
+        for i in range(min(k, n)):
+            max_dcg += g[best[i]] / np.log2(2.0 + i)
         out[q] = 1.0 / max_dcg if max_dcg > 0.0 else 0.0
 
 

@@ -10,13 +10,19 @@ from numba import njit, prange
 
 from .._parallel import pick, serial_twin
 from .._sorting import argsort_descending
-from ..metrics._checks import max_exponential_label
+from ..metrics._checks import check_label_gain, label_gains, max_exponential_label
 from ._base import (
     BaseObjective,
     _check_positive_float,
     _check_positive_int,
 )
-from ._dcg import _discounts, _inverse_max_dcg, _label_gain, _ndcg_at_k
+from ._dcg import (
+    _discounts,
+    _inverse_max_dcg,
+    _inverse_max_dcg_of_gains,
+    _label_gain,
+    _ndcg_at_k,
+)
 
 # LightGBM writes this constant as the float literal 0.01f; using its float32
 # value keeps our normalised |delta NDCG| equal to theirs.
@@ -151,7 +157,8 @@ def _lambdarank_one_query(
     scores : ndarray of shape (n,), dtype float64
         Raw scores of the query's documents.
     gains : ndarray of shape (n,), dtype float64
-        Gains ``2**y - 1``; equal gains mean equal labels.
+        Gains ``2**y - 1`` (or ``label_gain[y]``); a pair with equal gains
+        adds nothing.
     inverse_max_dcg : float
         ``1 / maxDCG@truncation_level`` of the query, 0 if that DCG is 0.
     discounts : ndarray of shape (>= n,), dtype float64
@@ -303,13 +310,14 @@ class LambdaRankObjective(BaseObjective):
     ``j > i`` and different labels contributes, with ``h``/``l`` the more/less
     relevant document of the pair::
 
-        w     = |2**y_h - 2**y_l| * |D(r_h) - D(r_l)| / maxDCG@truncation_level
+        w     = |G(y_h) - G(y_l)| * |D(r_h) - D(r_l)| / maxDCG@truncation_level
         w    /= 0.01 + |s_h - s_l|           (normalize, scores not all equal)
         p     = 1 / (1 + exp(sigma * (s_h - s_l)))
         g_h  -= sigma * w * p                  g_l += sigma * w * p
         h_h  += sigma**2 * w * p * (1 - p)     h_l += the same
 
-    with ``D(r) = 1 / log2(2 + r)``. Gradients are derivatives of the loss
+    with ``D(r) = 1 / log2(2 + r)`` and the gain ``G(y) = 2**y - 1``, or
+    ``G(y) = label_gain[y]`` with a gain table. Gradients are derivatives of the loss
     with respect to the scores, so the more relevant document of a pair gets a
     negative gradient. With ``normalize_lambdas``, all gradients and hessians
     of a query are then multiplied by ``log2(1 + S) / S``, where
@@ -318,17 +326,20 @@ class LambdaRankObjective(BaseObjective):
 
     This is LightGBM's ``lambdarank`` objective with ``sigmoid=sigma``,
     ``lambdarank_truncation_level=truncation_level`` and
-    ``lambdarank_norm=normalize_lambdas``, and the default
-    ``label_gain = 2**i - 1``. Deliberate differences:
+    ``lambdarank_norm=normalize_lambdas`` and ``label_gain``. Deliberate
+    differences:
 
     - the sigmoid is computed exactly (as ``1 / (1 + exp(a) * exp(-b))`` with
       per-document exponentials) instead of read from LightGBM's
       1,048,576-bin lookup table (which is off by up to ~1e-5 per pair);
     - each row's lambdas are accumulated in float64 and rounded to float32
       once, instead of being accumulated in float32 pair by pair;
-    - labels may be any finite non-negative numbers (gain ``2**y - 1``),
-      while LightGBM requires integers below 31; queries may be larger than
-      LightGBM's limit of 10,000 rows;
+    - without ``label_gain``, labels may be any finite non-negative numbers
+      (gain ``2**y - 1``), while LightGBM requires integers below 31;
+      queries may be larger than LightGBM's limit of 10,000 rows;
+    - ``label_gain`` must be non-decreasing (LightGBM takes any table, but
+      its maximum DCG ranks by label, which is the ideal ranking only for
+      non-decreasing gains);
     - scores equal to LightGBM's ``kMinScore`` (-inf) get no special case.
 
     Parameters
@@ -348,6 +359,10 @@ class LambdaRankObjective(BaseObjective):
     normalize_lambdas : bool, default=True
         Divide pair weights by the score gap and rescale each query's lambdas
         (LightGBM's ``lambdarank_norm``).
+    label_gain : array-like of shape (n_labels,), default=None
+        Gain of each label (LightGBM's ``label_gain``): finite, non-negative,
+        non-decreasing; labels must then be integers in ``[0, n_labels)``.
+        None means ``2**y - 1``.
 
     Notes
     -----
@@ -385,10 +400,12 @@ class LambdaRankObjective(BaseObjective):
         sigma=1.0,
         truncation_level=30,
         normalize_lambdas=True,
+        label_gain=None,
         **params,
     ):
         super().__init__(y, offsets, sample_weight, **params)
-        if np.any(self.y < 0):
+        self.label_gain = None if label_gain is None else check_label_gain(label_gain)
+        if self.label_gain is None and np.any(self.y < 0):
             raise ValueError("y must be non-negative for the lambdarank objective.")
         self.sigma = _check_positive_float(sigma, "sigma")
         self.truncation_level = _check_positive_int(
@@ -400,20 +417,20 @@ class LambdaRankObjective(BaseObjective):
             )
         self.normalize_lambdas = bool(normalize_lambdas)
 
-        with np.errstate(over="ignore"):
-            self.gains = _label_gain(self.y)
-        limit = max_exponential_label(self.y.shape[0])
-        if self.y.size and self.y.max() > limit:
-            raise ValueError(
-                f"y is too large: over {self.y.shape[0]} rows, sums of the gains 2**y - 1 "
-                f"overflow float64 for labels above {limit}."
-            )
+        if self.label_gain is not None:
+            self.gains = label_gains(self.y, self.label_gain)
+        else:
+            with np.errstate(over="ignore"):
+                self.gains = _label_gain(self.y)
+            limit = max_exponential_label(self.y.shape[0])
+            if self.y.size and self.y.max() > limit:
+                raise ValueError(
+                    f"y is too large: over {self.y.shape[0]} rows, sums of the gains "
+                    f"2**y - 1 overflow float64 for labels above {limit}."
+                )
         sizes = np.diff(self.offsets)
         self.discounts = _discounts(max(int(sizes.max(initial=0)), 1))
-        self.inverse_max_dcg = np.empty(self.n_queries)
-        _inverse_max_dcg(
-            self.y, self.offsets, self.truncation_level, self.inverse_max_dcg
-        )
+        self.inverse_max_dcg = self._inverse_max_dcg_at(self.truncation_level)
         # Each query's ranking at the previous call, as query-local positions;
         # it only speeds up the next sort (see _sort_ranks), never changes it.
         self._rank_order = (
@@ -421,6 +438,15 @@ class LambdaRankObjective(BaseObjective):
             - np.repeat(self.offsets[:-1], sizes)
         ).astype(np.int32)
         self._weights = np.empty(0) if self.sample_weight is None else self.sample_weight
+
+    def _inverse_max_dcg_at(self, k):
+        """``1 / maxDCG@k`` of every query, with this objective's gains."""
+        out = np.empty(self.n_queries)
+        if self.label_gain is None:
+            _inverse_max_dcg(self.y, self.offsets, k, out)
+        else:
+            _inverse_max_dcg_of_gains(self.gains, self.offsets, k, out)
+        return out
 
     def gradient_hessian(self, raw_scores, grad_out, hess_out):
         """Fill the lambda gradients and hessians of every row.

@@ -297,8 +297,10 @@ class LambdaRankMultiObjective(LambdaRankObjective):
     leaf_estimation : {"newton", "gradient"}, default="newton"
         Newton leaves, or gradient-descent leaves from std-normalised lambdas.
     **params : dict
-        ``sigma``, ``truncation_level``, ``normalize_lambdas`` of
-        :class:`LambdaRankObjective`.
+        ``sigma``, ``truncation_level``, ``normalize_lambdas``,
+        ``label_gain`` of :class:`LambdaRankObjective`. ``label_gain`` sets
+        the gains of ``lambda(L)`` and ``lambda(S)``; ``lambda(C)`` keeps the
+        click gains of eq. 9.
 
     Notes
     -----
@@ -393,8 +395,7 @@ class LambdaRankMultiObjective(LambdaRankObjective):
             self.sigmoid_truncation = int(sigmoid_truncation)
             self._sigmoid_k = self.sigmoid_truncation
         if lambda_schedule is not None:
-            self.inverse_max_dcg_sigmoid = np.empty(self.n_queries)
-            _inverse_max_dcg(self.y, self.offsets, self._sigmoid_k, self.inverse_max_dcg_sigmoid)
+            self.inverse_max_dcg_sigmoid = self._inverse_max_dcg_at(self._sigmoid_k)
         self._iteration = 0
         self._schedule_cache = np.zeros(0)
 

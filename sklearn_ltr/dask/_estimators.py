@@ -154,7 +154,9 @@ class _DaskRankerMixin:
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
             parts = client.compute(
-                partition_tasks(X, y, qid, sample_weight, self._pandas_categories))
+                partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table(),
+                                categories=self._pandas_categories)
+            )
             shard_futures, shards = self._start_shards(client, parts)
             # The shards hold the partitions now; without the futures the
             # workers' stores drop their references, so what a shard copies or
@@ -182,6 +184,12 @@ class _DaskRankerMixin:
         self._check_summaries(summaries)
         n_samples = sum(int(s["sizes"].sum()) for s in summaries)
         self._n_training_queries = sum(len(s["qids"]) for s in summaries)
+        # Of all rows, held-out ones included, as a single process takes it;
+        # the labels are checked elementwise and monotonically
+        # (CalibratedRanker's binarize), so checking the largest gives the
+        # largest checked label.
+        largest_label = self._checked_labels(
+            np.array([max(s["largest_label"] for s in summaries)]))[0]
         self.do_early_stopping_ = self._do_early_stopping(n_samples, has_validation_set)
         hold_out = self.do_early_stopping_ and not has_validation_set
         self._note_held_out_queries(warm, hold_out)
@@ -209,12 +217,15 @@ class _DaskRankerMixin:
                 validation = self._binned_validation_set(*prepared)
         elif hold_out:
             validation = self._held_out_validation_set(shards)
+        if validation is not None:
+            largest_label = max(largest_label, validation[1].max())
         self._boost(
             DistributedTrainingData(training_rows, offsets),
             objective_name=objective_name,
             baseline=baseline,
             validation=validation,
             warm=warm,
+            largest_label=largest_label,
         )
 
     def _after_boosting(self, X_val, y_val, qid_val):
@@ -293,7 +304,8 @@ class _DaskRankerMixin:
             )
         # Each partition checked its labels against its own size; the bound
         # that matters is that of all rows.
-        check_largest_label(max(s["largest_label"] for s in summaries), n_rows)
+        check_largest_label(max(s["largest_label"] for s in summaries), n_rows,
+                            label_gain=self._gain_table())
 
     def _hold_out_queries(self, shards, summaries):
         """Take the validation queries a single-process fit would hold out

@@ -42,14 +42,16 @@ __all__ = [
 _SENT_FIELDS = 3
 
 
-def make_part(X, y, qid, sample_weight, categories=None):
+def make_part(X, y, qid, sample_weight, label_gain=None, categories=None):
     """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
 
     Runs on the worker that computes the partition. ``X`` may be a pandas
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
-    Its pandas category columns become their positions among ``categories``
-    (``{column position: category values}``, the estimator's
-    ``_pandas_categories``), as a single-process fit encodes them.
+    The labels are checked against ``label_gain`` (a checked gain table, or
+    None for gains ``2**y - 1``). The pandas category columns of ``X``
+    become their positions among ``categories`` (``{column position:
+    category values}``, the estimator's ``_pandas_categories``), as a
+    single-process fit encodes them.
     """
     X, qid = resolve_qid(X, qid)
     X = encode_pandas_categories(X, categories or {})
@@ -64,7 +66,7 @@ def make_part(X, y, qid, sample_weight, categories=None):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional; a partition has shape {X.shape}.")
     n = X.shape[0]
-    y = check_labels(np.asarray(y).reshape(-1))
+    y = check_labels(np.asarray(y).reshape(-1), label_gain=label_gain)
     if y.shape[0] != n:
         raise ValueError(f"a partition of y has {y.shape[0]} labels for {n} rows of X.")
     if qid is None:

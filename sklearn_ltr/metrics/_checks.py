@@ -82,6 +82,92 @@ def max_exponential_label(n_rows):
     return 1023 - int(np.ceil(np.log2(max(n_rows, 1))))
 
 
+def check_label_gain(label_gain, name="label_gain"):
+    """A gain table as a float64 array: ``label_gain[i]`` is the gain of
+    label ``i`` (LightGBM's ``label_gain``).
+
+    Parameters
+    ----------
+    label_gain : array-like of shape (n_labels,)
+        Finite, non-negative, non-decreasing numbers, at least one.
+    name : str, default="label_gain"
+        Name used in error messages.
+
+    Returns
+    -------
+    label_gain : ndarray of shape (n_labels,), dtype float64
+    """
+    values = np.asarray(label_gain)
+    # Text is never read as numbers, and True is not a gain.
+    if values.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must be a 1-d array of numbers, the gain of label 0, 1, 2, ...; got "
+            f"{label_gain!r}."
+        )
+    gains = values.astype(np.float64)
+    if gains.ndim != 1 or gains.shape[0] == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-d array, the gain of label 0, 1, 2, ...; got "
+            f"shape {gains.shape}."
+        )
+    if not np.all(np.isfinite(gains)):
+        raise ValueError(f"{name} contains NaN or infinity; gains must be finite.")
+    if np.any(gains < 0):
+        raise ValueError(f"{name} contains negative gains; gains must be >= 0.")
+    drops = np.flatnonzero(np.diff(gains) < 0)
+    if drops.size:
+        i = int(drops[0])
+        # LightGBM takes the ideal ranking to be by decreasing label, which is
+        # the best ranking only if gains do not decrease; refuse rather than
+        # give an NDCG that differs from LightGBM's or exceeds 1.
+        raise ValueError(
+            f"{name} must be non-decreasing (a higher label may not be worth less), but "
+            f"label {i + 1} has the gain {gains[i + 1]:g}, below the {gains[i]:g} of label "
+            f"{i}. Renumber the labels so that gains grow with them."
+        )
+    return gains
+
+
+def label_gains(y, label_gain, name="y", n_rows=None):
+    """The gain ``label_gain[y]`` of every row.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,), dtype float64
+        Labels; they must be integers in ``[0, len(label_gain))``.
+    label_gain : ndarray of shape (n_labels,), dtype float64
+        Output of :func:`check_label_gain`.
+    name : str, default="y"
+        Name of ``y`` in error messages.
+    n_rows : int, default=None
+        Number of rows whose gains are summed (by default ``y``'s); the
+        sums must stay finite.
+
+    Returns
+    -------
+    gains : ndarray of shape (n_samples,), dtype float64
+    """
+    n_labels = label_gain.shape[0]
+    outside = (y < 0) | (y >= n_labels) | (y != np.floor(y))
+    if np.any(outside):
+        value = y[np.argmax(outside)]
+        raise ValueError(
+            f"{name} has a label of {value:g}, but with label_gain (of length {n_labels}) "
+            f"labels must be integers in [0, {n_labels}): label_gain[i] is the gain of label "
+            f"i. Give label_gain one gain for every label up to the largest."
+        )
+    gains = label_gain[y.astype(np.intp)]
+    n_rows = y.shape[0] if n_rows is None else n_rows
+    largest = float(gains.max()) if gains.size else 0.0
+    if not np.isfinite(largest * max(n_rows, 1)):
+        raise ValueError(
+            f"label_gain gives {name} a gain of {largest:g}; over {n_rows} rows, sums of "
+            "gains overflow float64. Scale label_gain down: NDCG does not change when all "
+            "gains are multiplied by the same factor."
+        )
+    return gains
+
+
 def check_k(k, *, name="k"):
     """Validate a cutoff: a positive integer or None (no cutoff)."""
     if k is None:

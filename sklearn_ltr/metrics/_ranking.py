@@ -29,11 +29,13 @@ from ._checks import (
     check_choice,
     check_inputs,
     check_k,
+    check_label_gain,
     check_no_relevant,
     check_real,
     check_sample_weight,
     effective_k,
     group_rows,
+    label_gains,
     max_exponential_label,
     query_weights,
     weighted_mean,
@@ -90,7 +92,7 @@ def _setup(y_true, y_score, qid, k, ties):
     return y_true, y_score, k, order, offsets, unique_qids
 
 
-def _check_exponential_labels(y_true, what):
+def _check_exponential_labels(y_true, what, fix="rescale the labels or use gain='linear'"):
     if np.any(y_true < 0):
         raise ValueError(f"y_true contains negative labels; {what} needs labels >= 0.")
     limit = max_exponential_label(y_true.shape[0])
@@ -98,14 +100,24 @@ def _check_exponential_labels(y_true, what):
         raise ValueError(
             f"y_true contains a label of {np.max(y_true):g}; over {y_true.shape[0]} rows, "
             f"sums of gains 2**y - 1 overflow float64 for labels above {limit}, so {what} "
-            "cannot use them (rescale the labels or use gain='linear')."
+            f"cannot use them ({fix})."
         )
 
 
-def _gains(y_true, gain, *, allow_negative):
+def _gains(y_true, gain, label_gain, *, allow_negative):
     check_choice(gain, "gain", _GAINS)
+    if label_gain is not None:
+        if gain != "exponential":
+            raise ValueError(
+                f"gain={gain!r} and label_gain both set the gains; pass only label_gain "
+                "(label_gain=range(n) is the linear gain of labels 0 to n - 1)."
+            )
+        return label_gains(y_true, check_label_gain(label_gain), "y_true")
     if gain == "exponential":
-        _check_exponential_labels(y_true, "gain='exponential' (2**y - 1)")
+        _check_exponential_labels(
+            y_true, "gain='exponential' (2**y - 1)",
+            fix="rescale the labels, or use gain='linear' or a label_gain table",
+        )
         return np.exp2(y_true) - 1.0
     if not allow_negative and np.any(y_true < 0):
         raise ValueError("y_true contains negative labels; NDCG needs labels >= 0.")
@@ -135,16 +147,24 @@ def _normalized(gains, y_score, k, ties, no_relevant, order, offsets):
     return apply_no_relevant(values, has_relevant, no_relevant)
 
 
-def _dcg(y_true, y_score, qid, k, gain, ties):
+def _dcg(y_true, y_score, qid, k, gain, ties, label_gain):
     y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
-    gains = _gains(y_true, gain, allow_negative=True)
+    gains = _gains(y_true, gain, label_gain, allow_negative=True)
     dcg, _ = _dcg_and_ideal(gains, y_score, k, ties, order, offsets)
     return _PerQuery(uq, dcg, order, offsets)
 
 
 @warns_without_qid
 def dcg_score(
-    y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", sample_weight=None
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=10,
+    gain="exponential",
+    ties="average",
+    sample_weight=None,
+    label_gain=None,
 ):
     """Mean Discounted Cumulative Gain at ``k`` over queries.
 
@@ -167,6 +187,11 @@ def dcg_score(
         expectation over random orders of tied documents.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights; a query weighs the mean of its rows' weights.
+    label_gain : array-like of shape (n_labels,), default=None
+        Gain of each label, LightGBM's ``label_gain``: ``label_gain[i]`` is
+        the gain of label ``i``. It replaces ``gain`` (which must then stay
+        "exponential"); labels must be integers in ``[0, n_labels)`` and
+        gains finite, non-negative and non-decreasing.
 
     Returns
     -------
@@ -192,11 +217,14 @@ def dcg_score(
     >>> round(dcg_score(y_true, [0, 0, 0], qid=[1, 1, 1]), 4)  # 4/3 * (1 + 0.6309 + 0.5)
     2.8412
     """
-    return _dcg(y_true, y_score, qid, k, gain, ties).mean(sample_weight, "dcg_score")
+    result = _dcg(y_true, y_score, qid, k, gain, ties, label_gain)
+    return result.mean(sample_weight, "dcg_score")
 
 
 @warns_without_qid
-def dcg_score_per_query(y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average"):
+def dcg_score_per_query(
+    y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", label_gain=None
+):
     """DCG@k of every query; parameters as in :func:`dcg_score`.
 
     Returns
@@ -217,13 +245,13 @@ def dcg_score_per_query(y_true, y_score, *, qid=None, k=10, gain="exponential", 
     >>> qids.tolist(), values.round(4).tolist()
     (['a', 'b'], [3.0, 1.6309])
     """
-    result = _dcg(y_true, y_score, qid, k, gain, ties)
+    result = _dcg(y_true, y_score, qid, k, gain, ties, label_gain)
     return result.unique_qids, result.values
 
 
-def _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant):
+def _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant, label_gain):
     y_true, y_score, k, order, offsets, uq = _setup(y_true, y_score, qid, k, ties)
-    gains = _gains(y_true, gain, allow_negative=False)
+    gains = _gains(y_true, gain, label_gain, allow_negative=False)
     values = _normalized(gains, y_score, k, ties, no_relevant, order, offsets)
     return _PerQuery(uq, values, order, offsets)
 
@@ -239,6 +267,7 @@ def ndcg_score(
     ties="average",
     no_relevant=1.0,
     sample_weight=None,
+    label_gain=None,
 ):
     """Mean Normalized DCG at ``k`` over queries.
 
@@ -249,7 +278,8 @@ def ndcg_score(
     ----------
     y_true : array-like of shape (n_samples,)
         Non-negative graded relevance labels (for exponential gain, at most
-        1023 - ceil(log2(n_samples)), so that sums of gains stay finite).
+        1023 - ceil(log2(n_samples)), so that sums of gains stay finite;
+        with ``label_gain``, integers below its length).
     y_score : array-like of shape (n_samples,)
         Predicted scores. ``+-inf`` is allowed, NaN is not.
     qid : array-like of shape (n_samples,), default=None
@@ -268,6 +298,16 @@ def ndcg_score(
         queries out of the mean.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights; a query weighs the mean of its rows' weights.
+    label_gain : array-like of shape (n_labels,), default=None
+        Gain of each label, LightGBM's ``label_gain``: ``label_gain[i]`` is
+        the gain of label ``i``, and the ideal DCG ranks labels by
+        decreasing gain. It replaces ``gain`` (which must then stay
+        "exponential"). Labels must be integers in ``[0, n_labels)``; gains
+        must be finite, non-negative and non-decreasing. With
+        ``ties="stable", no_relevant=1.0`` this is LightGBM's ``ndcg@k`` with
+        the same ``label_gain``; ``label_gain=[2**i - 1 for i in range(n)]``
+        is the default gain on labels below ``n``. A table also scores
+        labels too large for the exponential gain.
 
     Returns
     -------
@@ -295,14 +335,32 @@ def ndcg_score(
 
     Without ``qid`` all rows would be scored as one query (0.7948 here), and
     a :class:`~sklearn_ltr.exceptions.SingleQueryWarning` says so.
+
+    ``label_gain`` sets the gain of each label. A query ranked as labels 1,
+    2, 0 has NDCG ``(1 + 3 / log2(3)) / (3 + 1 / log2(3))`` with the
+    default gains 0, 1, 3; with gains 0, 1, 1 swapping labels 1 and 2
+    costs nothing:
+
+    >>> round(ndcg_score([2, 1, 0], [0.5, 0.9, 0.1], qid=[1, 1, 1]), 4)
+    0.7967
+    >>> ndcg_score([2, 1, 0], [0.5, 0.9, 0.1], qid=[1, 1, 1], label_gain=[0, 1, 1])
+    1.0
     """
-    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
+    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant, label_gain)
     return result.mean(sample_weight, "ndcg_score")
 
 
 @warns_without_qid
 def ndcg_score_per_query(
-    y_true, y_score, *, qid=None, k=10, gain="exponential", ties="average", no_relevant=1.0
+    y_true,
+    y_score,
+    *,
+    qid=None,
+    k=10,
+    gain="exponential",
+    ties="average",
+    no_relevant=1.0,
+    label_gain=None,
 ):
     """NDCG@k of every query; parameters as in :func:`ndcg_score`.
 
@@ -328,7 +386,7 @@ def ndcg_score_per_query(
     >>> ndcg_score_per_query(y_true, y_score, qid=qid, no_relevant="skip")[1]
     array([ 1., nan])
     """
-    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant)
+    result = _ndcg(y_true, y_score, qid, k, gain, ties, no_relevant, label_gain)
     return result.unique_qids, result.values
 
 

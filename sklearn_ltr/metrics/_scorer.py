@@ -235,7 +235,10 @@ def ndcg_scorer(k=10, **kwargs):
     k : int or None, default=10
         Cutoff.
     **kwargs
-        Other :func:`ndcg_score` parameters (``gain``, ``ties``, ``no_relevant``).
+        Other :func:`ndcg_score` parameters (``gain``, ``ties``, ``no_relevant``,
+        ``label_gain``). ``ndcg_scorer(10, label_gain=ranker.label_gain)``
+        scores with the gains a :class:`~sklearn_ltr.LambdaMARTRanker` was
+        trained with, where its ``score`` keeps the exponential gain.
 
     Returns
     -------
