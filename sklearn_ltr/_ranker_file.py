@@ -1,8 +1,11 @@
-"""Format 1 of model files: one fitted ranker as ``model.json`` and ``.npy`` arrays.
+"""One fitted ranker as ``model.json`` and ``.npy`` arrays (formats 1 and 3).
 
 :mod:`sklearn_ltr.persistence` describes the format and writes and reads the
 zip archive; this module turns a ranker into its JSON document and arrays and
-back, checking everything it reads.
+back, checking everything it reads. A ranker with categorical features (or
+pandas category columns) is written as format 3, which adds the categorical
+node fields, the bin mapper's categorical mask and the pandas categories;
+any other ranker as format 1.
 """
 
 import io
@@ -14,11 +17,12 @@ from sklearn.utils.validation import check_is_fitted
 from . import __version__
 from ._gbdt.binning import BinMapper, _search_tables
 from ._gbdt.booster import Booster
-from ._gbdt.common import MAX_BINS, NODE_DTYPE
+from ._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_of
 from ._registry import model_classes
 from ._scoring import scoring_metric
 
 __all__ = [
+    "CATEGORICAL_VERSION",
     "FORMAT_NAME",
     "JSON_MEMBER",
     "ModelFileError",
@@ -33,6 +37,8 @@ __all__ = [
 FORMAT_NAME = "sklearn-ltr-model"
 JSON_MEMBER = "model.json"
 _RANKER_VERSION = 1
+# The first version with categorical features.
+CATEGORICAL_VERSION = 3
 
 
 class ModelFileError(Exception):
@@ -64,13 +70,30 @@ _OTHER_ARRAYS = {
     "validation_score": "<f8",
 }
 _ARRAY_DTYPES = {**{"node_" + f: d for f, d in _NODE_FIELDS.items()}, **_OTHER_ARRAYS}
+# What format 3 adds: the node fields of categorical splits and the bin
+# mapper's categorical mask.
+_CATEGORICAL_NODE_FIELDS = {"is_categorical": "|u1", "left_categories": "<u4"}
+_CATEGORICAL_ARRAYS = {
+    **{"node_" + f: d for f, d in _CATEGORICAL_NODE_FIELDS.items()},
+    "bin_is_categorical": "|u1",
+}
+# Arrays of more than one dimension: the shape after the first axis.
+_INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
+
+
+def _array_dtypes(version):
+    """The arrays (name -> dtype) of a file of ``format_version`` ``version``."""
+    if version >= CATEGORICAL_VERSION:
+        return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS}
+    return _ARRAY_DTYPES
 
 
 def check_node_dtype():
-    if set(NODE_DTYPE.names) != set(_NODE_FIELDS):
+    known = set(_NODE_FIELDS) | set(_CATEGORICAL_NODE_FIELDS)
+    if set(NODE_DTYPE.names) != known:
         raise RuntimeError(
             "NODE_DTYPE has fields the model file format does not know about "
-            f"({sorted(set(NODE_DTYPE.names) ^ set(_NODE_FIELDS))}); bump FORMAT_VERSION "
+            f"({sorted(set(NODE_DTYPE.names) ^ known)}); bump FORMAT_VERSION "
             "in sklearn_ltr/persistence.py and describe the new fields."
         )
 
@@ -151,6 +174,65 @@ def _float_from_json(x, what):
     return float(x)
 
 
+def _categories_to_json(column, values, name):
+    """One column's pandas categories as ``{"column", "dtype", "values"}``.
+
+    Only categories that JSON holds exactly are saved: all strings, or all
+    numbers or booleans of one NumPy dtype (whose ``str`` is kept, so that
+    they read back with the dtype they had).
+    """
+    values = np.asarray(values)
+    if values.ndim == 1 and values.dtype.kind in "iub":
+        return {"column": column, "dtype": values.dtype.str, "values": values.tolist()}
+    if values.ndim == 1 and values.dtype.kind == "f":
+        return {"column": column, "dtype": values.dtype.str,
+                "values": [_float_to_json(v) for v in values]}
+    if values.ndim == 1 and values.dtype.kind in "OU" and all(isinstance(v, str) for v in values):
+        return {"column": column, "dtype": "str", "values": [str(v) for v in values]}
+    raise ValueError(
+        f"Cannot save the categories of column {name!r} (dtype {values.dtype}): model files "
+        "hold pandas categories that are all strings, or all numbers or booleans. Convert "
+        f"them (e.g. X[{name!r}] = X[{name!r}].cat.rename_categories(str)) and fit again."
+    )
+
+
+def _categories_from_json(spec, n_features):
+    """The ``(column, values)`` of one entry of ``fitted.pandas_categories``."""
+    what = "an entry of fitted.pandas_categories"
+    column = get_field(spec, "column", "int", what)
+    dtype = get_field(spec, "dtype", "str", what)
+    values = get_field(spec, "values", "any", what)
+    if not 0 <= column < n_features:
+        raise ModelFileError(f"pandas_categories names column {column}, outside [0, {n_features})")
+    if not isinstance(values, list):
+        raise ModelFileError(f"the pandas categories of column {column} are not a list")
+    if dtype == "str":
+        if not all(isinstance(v, str) for v in values):
+            raise ModelFileError(f"the pandas categories of column {column} are not all strings")
+        array = np.array(values, dtype=object)
+    else:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            dt = None
+        if dt is None or dt.kind not in "iubf" or dt.str != dtype:
+            raise ModelFileError(f"the pandas categories of column {column} have dtype {dtype!r}")
+        if dt.kind == "f":
+            values = [_float_from_json(v, f"a pandas category of column {column}") for v in values]
+        elif not all(isinstance(v, bool) == (dt.kind == "b")
+                     and isinstance(v, int) for v in values):
+            raise ModelFileError(f"the pandas categories of column {column} are not all {dt}")
+        try:
+            array = np.array(values, dtype=dt)
+        except OverflowError:
+            raise ModelFileError(f"a pandas category of column {column} overflows {dt}") from None
+        if dt.kind == "f" and np.isnan(array).any():
+            raise ModelFileError(f"the pandas categories of column {column} include NaN")
+    if np.unique(array).shape[0] != array.shape[0]:
+        raise ModelFileError(f"the pandas categories of column {column} repeat a value")
+    return column, array
+
+
 # -- saving -------------------------------------------------------------------
 
 
@@ -195,8 +277,22 @@ def ranker_content(estimator, classes):
         if hasattr(estimator, attr):
             fitted[attr] = _float_to_json(getattr(estimator, attr))
 
+    is_categorical = getattr(mapper, "is_categorical_", None)
+    pandas_categories = getattr(estimator, "_pandas_categories", {})
+    categorical = (is_categorical is not None and bool(np.any(is_categorical))) or bool(
+        pandas_categories)
+    if categorical:
+        names = fitted["feature_names_in_"]
+        fitted["pandas_categories"] = [
+            _categories_to_json(int(j), values, names[j] if names else j)
+            for j, values in sorted(pandas_categories.items())
+        ]
+
     ensemble = estimator._tree_ensemble()
-    arrays = {"node_" + f: ensemble.nodes[f] for f in _NODE_FIELDS}
+    node_fields = {**_NODE_FIELDS, **(_CATEGORICAL_NODE_FIELDS if categorical else {})}
+    arrays = {"node_" + f: ensemble.nodes[f] for f in node_fields}
+    if categorical:
+        arrays["bin_is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
     arrays.update(
         tree_starts=ensemble.tree_starts,
         bin_thresholds=(
@@ -207,11 +303,13 @@ def ranker_content(estimator, classes):
         train_score=np.asarray(estimator.train_score_, dtype=np.float64),
         validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
     )
-    blobs = {k: _npy_bytes(v, _ARRAY_DTYPES[k]) for k, v in arrays.items()}
+    version = CATEGORICAL_VERSION if categorical else _RANKER_VERSION
+    dtypes = _array_dtypes(version)
+    blobs = {k: _npy_bytes(v, dtypes[k]) for k, v in arrays.items()}
 
     document = {
         "format": FORMAT_NAME,
-        "format_version": _RANKER_VERSION,
+        "format_version": version,
         "library_version": __version__,
         "estimator": name,
         "params": params,
@@ -238,7 +336,7 @@ def ranker_content(estimator, classes):
             ),
         },
         "arrays": {
-            k: {"dtype": _ARRAY_DTYPES[k], "shape": list(np.shape(v))} for k, v in arrays.items()
+            k: {"dtype": dtypes[k], "shape": list(np.shape(v))} for k, v in arrays.items()
         },
     }
     return document, blobs
@@ -264,13 +362,18 @@ def get_field(mapping, key, kind, what):
     return value
 
 
-def read_arrays(zf, manifest):
-    """The ``.npy`` members of the open zip ``zf``, checked against the manifest."""
-    if not isinstance(manifest, dict) or set(manifest) != set(_ARRAY_DTYPES):
+def read_arrays(zf, manifest, version):
+    """The ``.npy`` members of the open zip ``zf``, checked against the
+    manifest and the arrays of ``format_version`` ``version``."""
+    expected = _array_dtypes(version)
+    if not isinstance(manifest, dict) or set(manifest) != set(expected):
         got = sorted(manifest) if isinstance(manifest, dict) else manifest
-        raise ModelFileError(f"the array manifest lists {got}, expected {sorted(_ARRAY_DTYPES)}")
+        raise ModelFileError(
+            f"the array manifest lists {got}, expected {sorted(expected)} in a file of "
+            f"format_version {version}"
+        )
     arrays = {}
-    for key, dtype in _ARRAY_DTYPES.items():
+    for key, dtype in expected.items():
         spec = manifest[key]
         if not isinstance(spec, dict) or spec.get("dtype") != dtype:
             raise ModelFileError(f"array {key!r} is declared as {spec!r}, expected dtype {dtype}")
@@ -282,10 +385,13 @@ def read_arrays(zf, manifest):
             array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
         except (ValueError, EOFError, OSError, SyntaxError) as exc:
             raise ModelFileError(f"member {key}.npy is not a plain .npy array ({exc})") from None
-        if array.dtype != np.dtype(dtype) or array.ndim != 1:
+        inner = _INNER_SHAPES.get(key, ())
+        if (array.dtype != np.dtype(dtype) or array.ndim != 1 + len(inner)
+                or array.shape[1:] != inner):
+            shape = "(n,)" if not inner else f"(n, {', '.join(map(str, inner))})"
             raise ModelFileError(
                 f"member {key}.npy has dtype {array.dtype.str} and shape {array.shape}, "
-                f"expected a 1-d array of {dtype}"
+                f"expected an array of {dtype} of shape {shape}"
             )
         if list(array.shape) != spec.get("shape"):
             raise ModelFileError(
@@ -300,7 +406,7 @@ def _check_trees(a, n_trees, n_features):
     """Check that every tree is well formed, so prediction cannot loop or read
     out of bounds: children lie inside their tree and after their parent."""
     n_nodes = a["node_value"].shape[0]
-    if any(a["node_" + f].shape[0] != n_nodes for f in _NODE_FIELDS):
+    if any(a["node_" + f].shape[0] != n_nodes for f in (*_NODE_FIELDS, *_CATEGORICAL_NODE_FIELDS)):
         raise ModelFileError("the node_*.npy arrays have different lengths")
     starts = a["tree_starts"]
     if starts.shape[0] != n_trees:
@@ -326,8 +432,33 @@ def _check_trees(a, n_trees, n_features):
         c = a[child][split]
         if np.any((c <= local[split]) | (c >= size[split])):
             raise ModelFileError(f"{child}.npy points outside its tree or backwards")
-    if np.any(np.isnan(a["node_num_threshold"][split])):
+    categorical = a["node_is_categorical"]
+    if np.any(categorical > 1) or np.any(categorical[~split] != 0):
+        raise ModelFileError("node_is_categorical must be 0 or 1, and 0 at leaves")
+    numeric = split & (categorical == 0)
+    if np.any(np.isnan(a["node_num_threshold"][numeric])):
         raise ModelFileError("a split has a NaN threshold")
+    if not np.all(np.isnan(a["node_num_threshold"][split & (categorical == 1)])):
+        raise ModelFileError("a categorical split has a threshold (it must be NaN)")
+    if np.any(a["node_left_categories"][categorical == 0] != 0):
+        raise ModelFileError("node_left_categories is set at a node that is not a categorical split")
+
+
+def _check_categorical_splits(a, mapper):
+    """Splits on categorical features are categorical splits, the others are
+    not, and a split's left categories are categories of its feature."""
+    split = a["node_is_leaf"] == 0
+    feature = a["node_feature_idx"][split]
+    categorical = a["node_is_categorical"][split] == 1
+    if np.any(categorical != mapper.is_categorical_[feature]):
+        raise ModelFileError(
+            "a split's node_is_categorical differs from bin_is_categorical of its feature"
+        )
+    # The bits a feature's splits may set: one per category.
+    allowed = np.array([bitset_of(range(n)) for n in mapper.n_bins_non_missing_])
+    bits = a["node_left_categories"][split][categorical]
+    if np.any(bits & ~allowed[feature[categorical]]):
+        raise ModelFileError("a categorical split sends a category its feature does not have left")
 
 
 def _rebuild_bin_mapper(a, info, n_features):
@@ -339,20 +470,40 @@ def _rebuild_bin_mapper(a, info, n_features):
         raise ModelFileError("bin_mapper.n_features differs from n_features_in_")
     n_thr = a["bin_n_thresholds"]
     thresholds = a["bin_thresholds"]
-    if n_thr.shape[0] != n_features or a["bin_has_missing"].shape[0] != n_features:
-        raise ModelFileError("bin_n_thresholds / bin_has_missing need one entry per feature")
-    if np.any((n_thr < 0) | (n_thr > max_bins - 1)) or n_thr.sum() != thresholds.shape[0]:
+    is_categorical = a["bin_is_categorical"]
+    if any(a[k].shape[0] != n_features
+           for k in ("bin_n_thresholds", "bin_has_missing", "bin_is_categorical")):
+        raise ModelFileError(
+            "bin_n_thresholds / bin_has_missing / bin_is_categorical need one entry per feature"
+        )
+    if np.any(is_categorical > 1):
+        raise ModelFileError("bin_is_categorical must be 0 or 1")
+    is_categorical = is_categorical.astype(bool)
+    # A categorical feature's "thresholds" are its categories, up to max_bins.
+    most = np.where(is_categorical, max_bins, max_bins - 1)
+    if np.any((n_thr < 0) | (n_thr > most)) or n_thr.sum() != thresholds.shape[0]:
         raise ModelFileError("bin_n_thresholds does not match bin_thresholds")
     per_feature = np.split(thresholds, np.cumsum(n_thr)[:-1]) if n_features else []
     if any(np.any(~(np.diff(t) > 0)) or np.any(np.isnan(t)) for t in per_feature):
         raise ModelFileError("the bin thresholds of a feature are not increasing")
-    mapper = BinMapper(max_bins=max_bins, subsample=None)
+    for f in np.flatnonzero(is_categorical):
+        t = per_feature[f]
+        if np.any((t < 0) | (t >= 2**31) | (t != np.floor(t))):
+            raise ModelFileError(
+                f"the categories of feature {f} are not integer codes in [0, 2**31)"
+            )
+    estimator_mask = is_categorical.copy() if is_categorical.any() else None
+    mapper = BinMapper(max_bins=max_bins, subsample=None, is_categorical=estimator_mask)
     padded = np.zeros((n_features, max_bins - 1))
+    numeric_n_thr = np.where(is_categorical, 0, n_thr)
     for f, t in enumerate(per_feature):
-        padded[f, : t.shape[0]] = t
-    mapper._tables = _search_tables(padded, n_thr)
+        padded[f, : numeric_n_thr[f]] = t[: numeric_n_thr[f]]
+    # Categorical columns are binned by category, not by this table; BinMapper.fit
+    # leaves their rows empty too.
+    mapper._tables = _search_tables(padded, numeric_n_thr)
     mapper.bin_thresholds_ = [t.copy() for t in per_feature]
-    mapper.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
+    mapper.n_bins_non_missing_ = np.where(is_categorical, n_thr, n_thr + 1).astype(np.uint32)
+    mapper.is_categorical_ = is_categorical
     mapper.missing_values_bin_idx_ = missing_bin
     mapper.has_missing_values_ = a["bin_has_missing"].astype(bool)
     mapper.n_features_in_ = n_features
@@ -383,8 +534,35 @@ def build_ranker(document, a):
         raise ModelFileError("booster.n_features and n_features_in_ must be equal and positive")
     if get_field(fitted, "n_iter_", "int", "fitted") != n_trees:
         raise ModelFileError(f"n_iter_ differs from the number of trees ({n_trees})")
+    version = get_field(document, "format_version", "int", "model.json")
+    if version < CATEGORICAL_VERSION:
+        # Files of earlier formats have no categorical feature.
+        n_nodes = a["node_value"].shape[0]
+        a = {
+            **a,
+            "node_is_categorical": np.zeros(n_nodes, dtype=np.uint8),
+            "node_left_categories": np.zeros((n_nodes, BITSET_WORDS), dtype=np.uint32),
+            "bin_is_categorical": np.zeros(n_features, dtype=np.uint8),
+        }
     _check_trees(a, n_trees, n_features)
     mapper = _rebuild_bin_mapper(a, get_field(document, "bin_mapper", "dict", "model.json"), n_features)
+    _check_categorical_splits(a, mapper)
+    pandas_categories = {}
+    if version >= CATEGORICAL_VERSION:
+        specs = get_field(fitted, "pandas_categories", "any", "fitted")
+        if not isinstance(specs, list):
+            raise ModelFileError("fitted.pandas_categories must be a list")
+        for spec in specs:
+            column, values = _categories_from_json(spec, n_features)
+            if column in pandas_categories:
+                raise ModelFileError(f"pandas_categories lists column {column} twice")
+            pandas_categories[column] = values
+            codes = mapper.bin_thresholds_[column]
+            if mapper.is_categorical_[column] and codes.size and codes[-1] >= values.shape[0]:
+                raise ModelFileError(
+                    f"feature {column} has category code {codes[-1]:g}, but its column has "
+                    f"{values.shape[0]} pandas categories"
+                )
 
     objective_name = get_field(booster_info, "objective_name", "str", "booster")
     missing_bin = get_field(booster_info, "missing_values_bin_idx", "int", "booster")
@@ -397,8 +575,9 @@ def build_ranker(document, a):
         missing_values_bin_idx=missing_bin,
     )
     nodes = np.zeros(a["node_value"].shape[0], dtype=NODE_DTYPE)
-    for f in _NODE_FIELDS:
+    for f in (*_NODE_FIELDS, *_CATEGORICAL_NODE_FIELDS):
         nodes[f] = a["node_" + f]
+    booster.categories = mapper.feature_categories()
     stops = np.append(a["tree_starts"][1:], nodes.shape[0])
     booster.trees = [nodes[s:e].copy() for s, e in zip(a["tree_starts"], stops)]
     booster.train_scores = a["train_score"]
@@ -426,6 +605,8 @@ def build_ranker(document, a):
     if fitted.get("n_training_queries") is not None:  # absent from older files
         estimator._n_training_queries = get_field(fitted, "n_training_queries", "int", "fitted")
     estimator._bin_mapper = mapper
+    estimator.is_categorical_ = mapper.is_categorical
+    estimator._pandas_categories = dict(sorted(pandas_categories.items()))
     estimator._booster = booster
     estimator.n_iter_ = n_trees
     estimator.train_score_ = booster.train_scores

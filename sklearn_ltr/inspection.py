@@ -36,9 +36,12 @@ __all__ = ["explain_pair", "feature_contributions"]
 
 def _contributions(ensemble, X, n_jobs=None):
     """TreeSHAP of rows already validated by the model's ``_validate_X``,
-    on the model's ``n_jobs`` numba threads."""
+    on the model's ``n_jobs`` numba threads. Categorical features are read
+    as prediction reads them: as codes, NaN for categories the model does
+    not know."""
     with numba_threads(n_jobs):
-        return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline, X)
+        return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline,
+                         ensemble.encode(X))
 
 
 def feature_contributions(model, X, *, qid=None):
@@ -53,7 +56,10 @@ def feature_contributions(model, X, *, qid=None):
     sampling) and cost ``O(leaves * depth^2)`` per row and tree. A missing
     value (NaN) is routed as :meth:`predict` routes it, so a NaN feature's
     contribution is that of the branch its split's missing direction
-    sends it to.
+    sends it to. So is a categorical feature: a row goes left at a
+    categorical split iff its category is one of the split's left
+    categories, and a missing, unseen or rare category goes to the
+    missing direction's side.
 
     These are the numbers LightGBM's ``predict(X, pred_contrib=True)`` and
     ``shap.TreeExplainer`` compute for the model exported by

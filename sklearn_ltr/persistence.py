@@ -121,12 +121,56 @@ makes the same check, so a pipeline with any other step (a transformer of
 another package, a ``FunctionTransformer`` of your own function) is refused
 when saved, not when loaded.
 
+Categorical features (``format_version`` 3)
+-------------------------------------------
+A ranker with categorical features (``is_categorical_`` is not None), or
+fitted on a DataFrame with pandas ``category`` columns, is written as format
+3, and so is a pipeline ending in one: the members and ``model.json`` fields
+of format 1 (and 2 for a pipeline), with ``"format_version": 3`` and these
+additions:
+
+- ``node_is_categorical.npy`` (uint8, ``N``): 1 at a categorical split, else
+  0. The ``node_num_threshold`` of a categorical split is NaN (and its
+  ``node_bin_threshold``, a training statistic, is 0).
+- ``node_left_categories.npy`` (uint32, shape ``(N, 8)``): at a categorical
+  split, the set of the categories that go left, as 256 bits: category
+  index ``b`` goes left iff ``(node_left_categories[k, b >> 5] >> (b & 31))
+  & 1`` is 1. Only bits below the number of categories of the split's
+  feature may be set; every word is 0 at the other nodes.
+- ``bin_is_categorical.npy`` (uint8, ``n_features``): 1 for the categorical
+  features. The splits on a categorical feature are all categorical splits,
+  and only those. For a categorical feature, ``bin_thresholds.npy`` holds
+  its categories instead of thresholds: ``bin_n_thresholds[f]`` (at most
+  ``max_bins``) increasing integer codes in ``[0, 2**31)``, as float64;
+  category index ``b`` is the ``b``-th of them.
+- in ``"fitted"``, ``"pandas_categories"``: one entry per pandas category
+  column of the training DataFrame (an empty list if there was none), each
+  ``{"column": j, "dtype": ..., "values": [...]}``: ``j`` is the 0-based
+  position of the column among the features (a ``qid`` column does not
+  count), ``values`` its categories in their pandas order, and ``dtype``
+  ``"str"`` for strings or the NumPy ``descr`` of numbers or booleans
+  (``"<i8"``, ``"<f8"``, ``"|b1"``, ...; floats are written as the other
+  floats of the file). ``save_model`` refuses a ranker whose category
+  columns have categories of other types (dates, or a mix of strings and
+  numbers) with a ValueError: turn them into strings and fit again.
+- ``"params"`` holds ``categorical_features`` like the other parameters: a
+  string, null, or a list of indices, feature names or booleans (a NumPy
+  array is written as a list, and read back as one).
+
+To predict, first replace the value of each pandas category column by the
+position of the value in that column's ``values`` (NaN if it is not one of
+them). Then walk the trees as above, except that at a categorical split on
+feature ``f`` a value ``v`` goes to ``missing_go_to_left``'s side if it is
+NaN or not one of ``f``'s categories, and otherwise, with ``b`` the index of
+``v`` among them, left iff bit ``b`` of ``node_left_categories[k]`` is set.
+
 Versions: a reader accepts every ``format_version`` up to its own
 (``FORMAT_VERSION``) and refuses newer files with a ValueError. A writer
-writes the lowest version that holds what it saves: a single ranker is still
-a format 1 file, which every release reads. A new field that older readers can
-ignore does not bump the version; a change of meaning does, and so does
-content that an older reader would silently drop (a pipeline's steps).
+writes the lowest version that holds what it saves: a single ranker without
+categorical features is still a format 1 file, and a pipeline ending in one
+a format 2 file. A new field that older readers can ignore does not bump the
+version; a change of meaning does (categorical splits), and so does content
+that an older reader would silently drop (a pipeline's steps).
 
 skops files of your own
 -----------------------
@@ -174,7 +218,7 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
 # The newest version this module reads; it writes the lowest one that holds
 # what it saves (see "Versions" above).
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _PIPELINE_VERSION = 2
 # Fixed timestamp of zip members: saving the same model twice gives the same bytes.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -253,7 +297,8 @@ def save_model(estimator, path):
             for k, v in estimator.get_params(deep=False).items() if k != "steps"
         }
         extra.append((STEPS_MEMBER, dump_steps(names[:-1], steps)))
-        document["format_version"] = _PIPELINE_VERSION
+        # A categorical ranker's file is already of a later version.
+        document["format_version"] = max(document["format_version"], _PIPELINE_VERSION)
         document["pipeline"] = {
             "steps": names,
             "params": params,
@@ -290,7 +335,8 @@ def save_model(estimator, path):
 
 
 def _check_header(document):
-    """Format name and version, checked before anything else is read."""
+    """Format name and version, checked before anything else is read;
+    returns the version."""
     if not isinstance(document, dict):
         raise ModelFileError(f"{JSON_MEMBER} is not a JSON object")
     if document.get("format") != FORMAT_NAME:
@@ -306,6 +352,7 @@ def _check_header(document):
         raise ModelFileError(f"format_version {version} is invalid")
     if "pipeline" in document and version < _PIPELINE_VERSION:
         raise ModelFileError(f"a file of format_version {version} cannot hold a pipeline")
+    return version
 
 
 def _build_pipeline(zf, info, ranker):
@@ -397,8 +444,8 @@ def load_model(path):
                 document = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise ModelFileError(f"{JSON_MEMBER} is not valid UTF-8 JSON ({exc})") from None
-            _check_header(document)
-            arrays = read_arrays(zf, document.get("arrays"))
+            version = _check_header(document)
+            arrays = read_arrays(zf, document.get("arrays"), version)
             ranker = build_ranker(document, arrays)
             if "pipeline" not in document:
                 return ranker

@@ -72,7 +72,8 @@ def _assert_same_model(distributed, local, X, X_distributed=None):
     distributed model was fitted on it (with column names), if different."""
     assert distributed.n_iter_ == local.n_iter_
     for got, expected in zip(distributed._booster.trees, local._booster.trees):
-        for field in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
+        for field in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count",
+                      "is_categorical", "left_categories"):
             np.testing.assert_array_equal(got[field], expected[field], err_msg=field)
         np.testing.assert_allclose(got["value"], expected["value"], rtol=0, atol=1e-12)
     X_distributed = X if X_distributed is None else X_distributed
@@ -215,6 +216,81 @@ def test_dataframe_inputs_the_in_memory_ranker_accepts_or_refuses(client, data):
         DaskLambdaMARTRanker(**PARAMS).fit(high.drop(columns="label"), high["label"])
     with pytest.raises(TypeError, match="rank needs the rows in memory"):
         distributed.rank(ddf.drop(columns="label"))
+
+
+def _categorical_frame(X, y, qid):
+    """``to_frame(X, qid)`` with a column of category codes (NaN and -1
+    missing) and a pandas category column of strings, and labels that
+    depend on both."""
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 20, size=y.shape[0]).astype(np.float64)
+    codes[rng.random(y.shape[0]) < 0.05] = np.nan
+    codes[rng.random(y.shape[0]) < 0.03] = -1
+    brand = rng.integers(0, 12, size=y.shape[0])
+    frame = to_frame(X, qid)
+    frame["code"] = codes
+    frame["brand"] = pd.Categorical(np.array([f"b{b}" for b in brand], dtype=object))
+    frame.loc[frame.index[::37], "brand"] = None
+    y = y + (codes % 4 == 1) + (brand % 5 == 2)
+    return frame, y
+
+
+@pytest.mark.parametrize("categorical_features", ["names", "indices_on_arrays"])
+def test_categorical_features_give_the_single_process_model(client, data, categorical_features,
+                                                            monkeypatch):
+    X, y, qid = data
+    frame, y = _categorical_frame(X, y, qid)
+    # Fewer binning rows than rows: the categories come from the sample too.
+    monkeypatch.setattr("sklearn_ltr._base._BINNING_SUBSAMPLE", 1500)
+    monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1500)
+    if categorical_features == "names":
+        params = dict(PARAMS, categorical_features=["code", "brand"])
+        ddf = repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=4,
+                                                  sort=False))
+        distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
+        local = LambdaMARTRanker(**params).fit(frame, y)
+        rows = frame
+    else:
+        order = np.argsort(qid, kind="stable")
+        X_codes = frame.drop(columns=["qid", "brand"]).to_numpy()[order]
+        y, qid = y[order], qid[order]
+        params = dict(PARAMS, categorical_features=[X_codes.shape[1] - 1])
+        starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+        chunks = (tuple(np.diff([0, starts[len(starts) // 2], len(qid)])),)
+        distributed = DaskLambdaMARTRanker(**params).fit(
+            da.from_array(X_codes, chunks=chunks + (X_codes.shape[1],)),
+            da.from_array(y, chunks=chunks), qid=da.from_array(qid, chunks=chunks))
+        local = LambdaMARTRanker(**params).fit(X_codes, y, qid=qid)
+        rows = X_codes
+    np.testing.assert_array_equal(distributed.is_categorical_, local.is_categorical_)
+    assert distributed.is_categorical_.sum() == (2 if categorical_features == "names" else 1)
+    assert sum(int(tree["is_categorical"].sum()) for tree in local._booster.trees) > 5
+    assert len(distributed._fit_workers) == 2
+    for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
+                             local._bin_mapper.bin_thresholds_):
+        np.testing.assert_array_equal(got, expected)
+    _assert_same_model(distributed, local, rows)
+    # Unseen, missing and rare categories at predict time, on the workers.
+    unseen = frame.iloc[:200].copy()
+    unseen.loc[unseen.index[:50], "code"] = 99
+    unseen["brand"] = unseen["brand"].cat.add_categories(["new"])
+    unseen.loc[unseen.index[50:100], "brand"] = "new"
+    if categorical_features == "names":
+        predicted = distributed.predict(dd.from_pandas(unseen, npartitions=2)).compute()
+        np.testing.assert_allclose(predicted.to_numpy(), local.predict(unseen), rtol=0,
+                                   atol=1e-9)
+
+
+def test_category_columns_dask_does_not_know_are_refused(client, data):
+    X, y, qid = data
+    frame, y = _categorical_frame(X, y, qid)
+    ddf = repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=2,
+                                              sort=False))
+    ddf["brand"] = ddf["brand"].cat.as_unknown()
+    with pytest.raises(ValueError, match=r"categories dask does not know.*categorize"):
+        DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
 
 
 def test_a_fit_leaves_no_shards_on_the_workers(client, data):

@@ -17,6 +17,7 @@ kernel comparing the wrong way or sending NaN the wrong way gets different
 contributions on some row.
 """
 
+import functools
 import math
 
 import numba
@@ -26,7 +27,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import sparse
 
 from _export_cases import COLUMNS_WITH_NAN, RANKERS, fitted, probe_rows, training_data
-from sklearn_ltr._gbdt.common import NODE_DTYPE
+from sklearn_ltr import LambdaMARTRanker, XENDCGRanker
+from sklearn_ltr._gbdt.common import NODE_DTYPE, bitset_of
+from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr._gbdt.predictor import concatenate_trees, predict_raw
 from sklearn_ltr._gbdt.treeshap import tree_shap
 from sklearn_ltr.inspection import explain_pair, feature_contributions
@@ -37,21 +40,32 @@ ORACLE_TOL = 1e-8
 # -- references ---------------------------------------------------------------
 
 
-def goes_left(node, x):
+def goes_left(node, x, categories=None):
+    """The branch of raw row ``x`` at ``node``, by the rule of the
+    TreeEnsemble docstring; ``categories`` as TreeEnsemble's."""
     value = x[node["feature_idx"]]
+    if node["is_categorical"]:
+        known = categories[node["feature_idx"]]
+        bits = np.unpackbits(node["left_categories"].view(np.uint8), bitorder="little")
+        if value in known[np.flatnonzero(bits)]:
+            return True
+        if value in known:
+            return False
+        return bool(node["missing_go_to_left"])  # NaN, negative, unseen
     if np.isnan(value):
         return bool(node["missing_go_to_left"])
     return bool(value <= node["num_threshold"])
 
 
-def brute_force_shap(trees, baseline, x, n_features):
+def brute_force_shap(trees, baseline, x, n_features, categories=None):
     """Exact path-dependent SHAP values of one row, by enumeration.
 
     For each tree and each subset ``S`` of the features it splits on,
     ``v(S)`` is the expected leaf value when a split on a feature in ``S``
-    sends the row down its own branch (NaN: the missing direction) and a
-    split on any other feature sends it down both, weighted by
-    ``count(child) / count(node)``. Then
+    sends the row down its own branch (NaN: the missing direction;
+    categorical splits by the raw category values, ``categories`` as
+    TreeEnsemble's) and a split on any other feature sends it down both,
+    weighted by ``count(child) / count(node)``. Then
     ``phi_j = sum_S |S|! (m - |S| - 1)! / m! (v(S + j) - v(S))``.
     Returns the contributions and, last, the expected value.
     """
@@ -72,7 +86,7 @@ def brute_force_shap(trees, baseline, x, n_features):
                 continue
             known = (subsets >> bit[node["feature_idx"]]) & 1 == 1
             hot, cold = (
-                (node["left"], node["right"]) if goes_left(node, x)
+                (node["left"], node["right"]) if goes_left(node, x, categories)
                 else (node["right"], node["left"])
             )
             count = float(node["count"])
@@ -250,6 +264,121 @@ def test_random_small_ensembles_equal_brute_force(seed):
     reference = np.array([brute_force_shap(trees, baseline, x, n_features) for x in X])
     assert_allclose(phi, reference, rtol=1e-12, atol=1e-12)
     assert_rows_sum_to(phi, predict_raw(nodes, tree_starts, X, init=baseline))
+
+
+# -- categorical splits ---------------------------------------------------------
+
+CATEGORIES = np.array([2.0, 5.0, 7.0, 11.0, 13.0])  # those of feature 0
+
+
+def categorical_tree(nodes, rng):
+    """``nodes`` with every split on feature 0 made categorical: a random set
+    of CATEGORIES goes left (none at all: only the missing side), NaN
+    threshold."""
+    for k in np.flatnonzero((nodes["is_leaf"] == 0) & (nodes["feature_idx"] == 0)):
+        nodes[k]["is_categorical"] = 1
+        nodes[k]["num_threshold"] = np.nan
+        nodes[k]["left_categories"] = bitset_of(
+            np.flatnonzero(rng.random(CATEGORIES.shape[0]) < 0.5))
+    return nodes
+
+
+@pytest.mark.parametrize("x0, missing_left, expected", [
+    # The hand-computed cases of the numeric tree above, the root now
+    # sending category 5 left and 2, 7, 11, 13 right.
+    (7.0, 0, [0.4, 3.2, 0.0, 0.4]),
+    (5.0, 0, [-0.6, 1.2, 0.0, 0.4]),
+    # NaN, an unseen category and a negative value take the missing side.
+    (np.nan, 0, [0.4, 3.2, 0.0, 0.4]),
+    (3.0, 0, [0.4, 3.2, 0.0, 0.4]),
+    (3.0, 1, [-0.6, 1.2, 0.0, 0.4]),
+    (-1.0, 1, [-0.6, 1.2, 0.0, 0.4]),
+])
+def test_hand_computed_categorical_split(x0, missing_left, expected):
+    nodes = two_split_tree(missing_left)
+    nodes[0]["is_categorical"] = 1
+    nodes[0]["num_threshold"] = np.nan
+    nodes[0]["left_categories"] = bitset_of([1])  # CATEGORIES[1] == 5
+    ensemble = TreeEnsemble(nodes, np.array([0]), 0.0, 3, categories=(CATEGORIES, None, None))
+    X = np.array([[x0, 0.0, 7.0]])
+    phi = tree_shap(nodes, np.array([0]), 0.0, ensemble.encode(X))
+    assert_allclose(phi[0], expected, rtol=0, atol=1e-14)
+    assert_allclose(brute_force_shap([nodes], 0.0, X[0], 3, ensemble.categories), expected,
+                    rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_ensembles_with_categorical_splits_equal_brute_force(seed):
+    rng = np.random.default_rng(100 + seed)
+    n_features = 3
+    thresholds = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    trees = []
+    while not any(tree["is_categorical"].any() for tree in trees):  # some leaf-only draws
+        trees = [categorical_tree(random_tree(rng, n_features, int(rng.integers(2, 6)),
+                                              thresholds), rng)
+                 for _ in range(int(rng.integers(2, 5)))]
+    nodes, tree_starts = concatenate_trees(trees)
+    baseline = rng.normal()
+    ensemble = TreeEnsemble(nodes, tree_starts, baseline, n_features,
+                            categories=(CATEGORIES, None, None))
+    X = random_rows(rng, 25, n_features, thresholds)
+    X[:, 0] = rng.choice(np.r_[CATEGORIES, 3.0, -1.0, np.nan, 2.0**40], size=25)
+    phi = tree_shap(nodes, tree_starts, baseline, ensemble.encode(X))
+    reference = np.array([brute_force_shap(trees, baseline, x, n_features, ensemble.categories)
+                          for x in X])
+    assert_allclose(phi, reference, rtol=1e-12, atol=1e-12)
+    assert_rows_sum_to(phi, ensemble.predict(X))
+
+
+@functools.lru_cache(maxsize=None)
+def categorical_model(kind):
+    """A ranker fitted on training_data() plus a column of category codes
+    (0..29, NaN missing; max_bins=20 makes the 10 rarest missing too) and, for
+    kind "frame", a pandas category column of strings; and test rows with
+    unseen, negative and missing categories."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = training_data()
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 30, size=y.shape[0]).astype(np.float64)
+    codes[rng.random(y.shape[0]) < 0.1] = np.nan
+    brand = np.array([f"b{b}" for b in rng.integers(0, 8, size=y.shape[0])], dtype=object)
+    y = y + (codes % 3 == 0) + (np.char.endswith(brand.astype(str), "1"))
+    X = np.column_stack([X, codes])
+    rows = X[:300].copy()
+    rows[:40, -1] = rng.choice([99.0, -1.0, np.nan, 2.5], size=40)
+    params = dict(n_estimators=20, max_bins=20, early_stopping=False, random_state=0)
+    if kind == "codes":
+        model = LambdaMARTRanker(categorical_features=[12], **params).fit(X, y, qid=qid)
+        return model, rows
+    columns = [f"f{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=columns).assign(brand=pd.Categorical(brand))
+    rows_brand = brand[:300].copy()
+    rows_brand[40:80] = rng.choice(["zz", None], size=40)
+    rows_frame = pd.DataFrame(rows, columns=columns).assign(brand=pd.Categorical(rows_brand))
+    model = XENDCGRanker(categorical_features=["f12", "brand"], **params).fit(frame, y, qid=qid)
+    return model, rows_frame
+
+
+@pytest.mark.parametrize("kind", ["codes", "frame"])
+def test_categorical_models_sum_to_predict_and_equal_brute_force(kind):
+    model, rows = categorical_model(kind)
+    ensemble = model._tree_ensemble()
+    assert (ensemble.nodes["is_categorical"] != 0).sum() > 10
+    phi = feature_contributions(model, rows)
+    assert_rows_sum_to(phi, model.predict(rows))
+    # The brute force reads the rows as the model's trees do: pandas
+    # categories as their positions, then by the raw category values.
+    validated = model._validate_X(rows)
+    picks = np.r_[0:12, 40:46, 100:106]  # unseen, negative, NaN, fractional, new strings
+    reference = np.array([
+        brute_force_shap(list(ensemble.trees()), ensemble.baseline, x, ensemble.n_features,
+                         ensemble.categories)
+        for x in validated[picks]])
+    assert_allclose(phi[picks], reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
+    why = explain_pair(model, rows.iloc[:5] if kind == "frame" else rows[:5],
+                       rows.iloc[40:45] if kind == "frame" else rows[40:45])
+    assert_allclose(why, phi[:5] - phi[40:45], atol=1e-15)
+    assert_array_equal(why[:, -1], 0.0)
 
 
 def test_a_leaf_only_tree_and_empty_input():

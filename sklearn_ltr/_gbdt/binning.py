@@ -463,6 +463,10 @@ class BinMapper:
             categories, has_missing[f] = _categories_of_column(column, max_bins, f)
             self.bin_thresholds_[f] = categories
             self.n_bins_non_missing_[f] = categories.shape[0]
+            # No thresholds: transform bins the column by category. A mapper
+            # read from a model file, which has no quantiles of the codes,
+            # has the same (empty) table.
+            self._tables[f] = np.inf
         self.missing_values_bin_idx_ = max_bins
         self.has_missing_values_ = has_missing
         self.n_features_in_ = n_features

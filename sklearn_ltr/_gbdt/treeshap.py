@@ -27,7 +27,11 @@ Missing values are routed as prediction routes them: a row's branch at a
 split ("hot") is the one it takes in :func:`~.predictor._predict_raw`, NaN
 included (``missing_go_to_left``); the other branch is "cold". So the
 contribution of a NaN feature is that of the branch its missing direction
-sends it to.
+sends it to. At a categorical split the hot branch is the left one iff the
+row's category code is in the split's ``left_categories``; the kernels read
+categorical features as codes (:meth:`~.ensemble.TreeEnsemble.encode`), in
+which NaN stands for missing, unseen and rare categories alike, so those
+follow the missing direction too.
 
 The kernels are plain ``@njit`` functions. The row loop is a ``prange`` over
 blocks of rows; each block owns a set of scratch buffers (the per-depth path
@@ -41,7 +45,7 @@ import numba
 from numba import njit, prange
 from scipy import sparse
 
-from .common import NODE_DTYPE, X_DTYPE
+from .common import NODE_DTYPE, X_DTYPE, in_bitset
 from .predictor import _SPARSE_CHUNK_CELLS
 
 __all__ = ["tree_shap"]
@@ -187,7 +191,7 @@ def _unwound_sum(pz, po, pw, s, n, k, inv):
 
 @njit(inline="always", cache=True)
 def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right, frac,
-                   root, X, i, out, pd, pz, po, pw, plen,
+                   categorical, category_bits, root, X, i, out, pd, pz, po, pw, plen,
                    st_node, st_depth, st_zero, st_feat, seg, inv):
     """Add the contributions of the tree rooted at ``root`` for row ``i`` of
     ``X`` to ``out[i, :-1]``.
@@ -237,6 +241,8 @@ def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right
         x = X[i, f]
         if np.isnan(x):
             go_left = default_left[j]
+        elif categorical[j]:
+            go_left = in_bitset(category_bits[j], int(x))
         else:
             go_left = x <= threshold[j]
         if go_left:
@@ -285,7 +291,7 @@ def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right
 
 @njit(parallel=True, cache=True)
 def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, frac,
-               tree_starts, max_depth, X, out, n_blocks):
+               categorical, category_bits, tree_starts, max_depth, X, out, n_blocks):
     """Add every tree's path-dependent SHAP values of each row of ``X`` to
     ``out[:, :X.shape[1]]``.
 
@@ -295,12 +301,16 @@ def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, fr
             ndarray of shape (n_nodes,)
         The nodes of all trees, with absolute child indices and the fraction
         of the parent's rows reaching each node (see :func:`_prepare`).
+    categorical : ndarray of shape (n_nodes,), dtype bool
+        True at categorical splits.
+    category_bits : ndarray of shape (n_nodes, BITSET_WORDS), dtype uint32
+        The category codes that go left at each categorical split.
     tree_starts : ndarray of shape (n_trees,), dtype int64
         Index of each tree's root.
     max_depth : int
         Largest depth of a leaf.
     X : ndarray of shape (n_rows, n_features), dtype float64
-        Raw values, NaN for missing.
+        Raw values, NaN for missing; categorical features as category codes.
     out : ndarray of shape (n_rows, >= n_features), dtype float64
         Updated in place; row ``i`` is written by one thread only.
     n_blocks : int
@@ -338,7 +348,8 @@ def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, fr
             for t in range(n_trees):
                 _shap_row_tree(
                     feature, threshold, default_left, is_leaf, value, left, right, frac,
-                    tree_starts[t], X, i, out, pd_b, pz_b, po_b, pw_b, plen_b,
+                    categorical, category_bits, tree_starts[t], X, i, out,
+                    pd_b, pz_b, po_b, pw_b, plen_b,
                     st_node_b, st_depth_b, st_zero_b, st_feat_b, seg, inv,
                 )
 
@@ -356,7 +367,10 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None):
         Raw score of the model with no trees.
     X : ndarray or scipy sparse matrix of shape (n_rows, n_features)
         Raw values, NaN for missing (sparse implicit entries are 0.0;
-        sparse input is densified a bounded number of rows at a time).
+        sparse input is densified a bounded number of rows at a time). The
+        columns of categorical features hold category codes, NaN for any
+        value that is not a category, as
+        :meth:`~.ensemble.TreeEnsemble.encode` makes them.
     out : ndarray of shape (n_rows, n_features + 1), dtype float64, default=None
         Where to write the result (C-contiguous); allocated if None.
 
@@ -381,6 +395,8 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None):
             raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}.")
         out[:] = 0.0
     arrays, tree_expected, max_depth = _prepare(nodes, tree_starts)
+    categorical = (nodes["is_categorical"] != 0) & (nodes["is_leaf"] == 0)
+    arrays += (categorical, np.ascontiguousarray(nodes["left_categories"]))
     # A few row blocks per thread balance the load; each block's scratch is
     # allocated once per kernel call.
     n_blocks = 4 * numba.get_num_threads()

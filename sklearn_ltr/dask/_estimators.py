@@ -8,6 +8,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import _BINNING_SUBSAMPLE
+from .._categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
 from .._input_checks import check_largest_label, check_numeric_columns
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
@@ -51,6 +52,24 @@ def _global_queries(summaries):
     offsets = np.concatenate(([0], np.cumsum(sizes[order]))).astype(np.int64)
     bounds = np.cumsum([0] + [len(s["qids"]) for s in summaries])
     return order, offsets, bounds
+
+
+def _known_categories(X, meta):
+    """The categories of the category columns of dask DataFrame ``X``
+    (``meta`` is its empty frame without ``qid``), as
+    :func:`~sklearn_ltr._categorical_input.pandas_categories` gives them;
+    an error for a column whose categories dask does not know."""
+    categories = pandas_categories(meta)
+    for j in categories:
+        name = meta.columns[j]
+        if not X[name].cat.known:
+            raise ValueError(
+                f"Column {name!r} of X is a category column whose categories dask does not "
+                "know, so the partitions could encode them differently. Make them known "
+                f"first: X = X.categorize(columns=[{name!r}]) (or "
+                f"X[{name!r}].cat.as_known())."
+            )
+    return categories
 
 
 def _predict_partition(model, part):
@@ -136,7 +155,8 @@ class _DaskRankerMixin:
             self._check_columns(X, reset=not warm)
             self._tree_constraints()  # refuse bad constraints before the workers start
             parts = client.compute(
-                partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table())
+                partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table(),
+                                categories=self._pandas_categories)
             )
             shard_futures, shards = self._start_shards(client, parts)
             # The shards hold the partitions now; without the futures the
@@ -241,18 +261,29 @@ class _DaskRankerMixin:
         return shard_futures, [future.result() for future in shard_futures]
 
     def _check_columns(self, X, reset):
-        """Set ``n_features_in_`` and ``feature_names_in_`` from X's columns
+        """Set ``n_features_in_``, ``feature_names_in_``, the categories of
+        the pandas category columns and ``is_categorical_`` from X's columns
         (``reset``), or check X against them (a warm start)."""
         if hasattr(X, "columns"):
             meta, _ = resolve_qid(X._meta, None)
-            check_numeric_columns(meta, "X")
-            if meta.shape[1] == 0:
-                raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
+            if reset:
+                self._pandas_categories = _known_categories(X, meta)
         else:
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
             meta = np.empty((0, X.shape[1]))
+            if reset:
+                self._pandas_categories = {}
+        meta = encode_pandas_categories(meta, self._pandas_categories)
+        if hasattr(meta, "columns"):
+            check_numeric_columns(meta, "X")
+            if meta.shape[1] == 0:
+                raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
         validate_data(self, meta, reset=reset, ensure_min_samples=0, ensure_all_finite=False)
+        if reset:
+            self.is_categorical_ = categorical_mask(
+                self.categorical_features, meta.shape[1],
+                getattr(self, "feature_names_in_", None), self._pandas_categories)
 
     def _check_summaries(self, summaries):
         spanning = query_spanning_partitions(summaries)
@@ -352,7 +383,8 @@ class _DaskRankerMixin:
             shard.rows_at(local)
             for shard, local in zip(training_rows.shards, training_rows.local_positions(positions))
         ])
-        return BinMapper(max_bins=self.max_bins, subsample=None).fit(np.concatenate(samples))
+        return BinMapper(max_bins=self.max_bins, subsample=None,
+                         is_categorical=self.is_categorical_).fit(np.concatenate(samples))
 
     def predict(self, X):
         """Relevance scores, one per row; lazily per partition for dask input.
@@ -440,8 +472,9 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
 
     Differences from the in-memory ranker: early stopping cannot score the
     training data itself (``validation_fraction=None``); ``y_secondary`` and
-    sparse input are not supported; the fit uses the current
-    ``distributed.Client``. ``n_jobs`` sets the numba threads of the
+    sparse input are not supported; pandas ``category`` columns must have
+    categories known to dask (``ddf.categorize()``); the fit uses the
+    current ``distributed.Client``. ``n_jobs`` sets the numba threads of the
     client's share of a fit (bin thresholds, validation scores) and of
     ``predict`` (on the workers too, partition by partition); the workers'
     training kernels run on each worker's own numba threads

@@ -45,13 +45,15 @@ def _row_chunks(collection):
     return None
 
 
-def partition_tasks(X, y, qid, sample_weight, label_gain=None):
+def partition_tasks(X, y, qid, sample_weight, label_gain=None, categories=None):
     """Delayed ``make_part`` tasks, one per partition of ``X``.
 
     ``y``, ``qid`` and ``sample_weight`` must be partitioned like ``X``
     (as they are when they come from the same DataFrame, or from arrays with
     the same row chunks). ``label_gain`` is the ranker's checked gain table
-    (or None), against which each partition checks its labels.
+    (or None), against which each partition checks its labels; ``categories``
+    are the categories of the pandas category columns of ``X`` (see
+    :func:`~._shard.make_part`).
     """
     import dask
 
@@ -81,6 +83,7 @@ def partition_tasks(X, y, qid, sample_weight, label_gain=None):
             None if qid is None else blocks["qid"][p],
             None if sample_weight is None else blocks["sample_weight"][p],
             label_gain,
+            categories,
         ))
     return tasks
 

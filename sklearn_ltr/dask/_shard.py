@@ -26,6 +26,7 @@ actor.
 
 import numpy as np
 
+from .._categorical_input import encode_pandas_categories
 from .._input_checks import check_labels, check_numeric_columns
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
@@ -41,15 +42,19 @@ __all__ = [
 _SENT_FIELDS = 3
 
 
-def make_part(X, y, qid, sample_weight, label_gain=None):
+def make_part(X, y, qid, sample_weight, label_gain=None, categories=None):
     """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
 
     Runs on the worker that computes the partition. ``X`` may be a pandas
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
     The labels are checked against ``label_gain`` (a checked gain table, or
-    None for gains ``2**y - 1``).
+    None for gains ``2**y - 1``). The pandas category columns of ``X``
+    become their positions among ``categories`` (``{column position:
+    category values}``, the estimator's ``_pandas_categories``), as a
+    single-process fit encodes them.
     """
     X, qid = resolve_qid(X, qid)
+    X = encode_pandas_categories(X, categories or {})
     check_numeric_columns(X, "X")
     if hasattr(X, "to_numpy"):
         # pandas' nullable columns hold pd.NA, which only this turns into NaN.
