@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from .categorical import best_categorical_split
+from .scan_parts import left_sums, subtract_sibling
 
 __all__ = [
     "InteractionGroups",
@@ -283,33 +284,14 @@ def _best_split_one_feature_bounded(h, n_bins_nm, missing_bin, sum_g, sum_h, cou
     best_gl = 0.0
     best_hl = 0.0
     best_cl = 0.0
-    mg = h[missing_bin, 0]
-    mh = h[missing_bin, 1]
-    mc = h[missing_bin, 2]
-    has_missing = mc > 0
+    has_missing = h[missing_bin, 2] > 0
     n_dirs = 2 if has_missing else 1
     parent_loss = sum_g * node_value
     sign = float(direction)
     left = scratch[:3]
     gains = scratch[3]
     for d in range(n_dirs):
-        gl = 0.0
-        hl = 0.0
-        cl = 0.0
-        if d == 1:
-            gl = mg
-            hl = mh
-            cl = mc
-        last = n_bins_nm - 1
-        if has_missing and d == 0:
-            last = n_bins_nm
-        for b in range(last):
-            gl += h[b, 0]
-            hl += h[b, 1]
-            cl += h[b, 2]
-            left[0, b] = gl
-            left[1, b] = hl
-            left[2, b] = cl
+        last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
         # Branch-free, as the unconstrained gains loop: selects and min/max.
         for b in range(last):
             gl = left[0, b]
@@ -353,11 +335,7 @@ def _scan_feature_bounded(hf, sf, subtract, n_bins_nm, missing_bin, allowed, cat
         out[0] = -np.inf
         return
     if subtract:
-        for b in range(n_bins_nm):
-            for c in range(hf.shape[1]):
-                hf[b, c] -= sf[b, c]
-        for c in range(hf.shape[1]):
-            hf[missing_bin, c] -= sf[missing_bin, c]
+        subtract_sibling(hf, sf, n_bins_nm, missing_bin)
     if categorical:
         gain, bin_, mleft, gl, hl, cl = best_categorical_split(
             hf, n_bins_nm, missing_bin, sum_g, sum_h, count, -sum_g * node_value,

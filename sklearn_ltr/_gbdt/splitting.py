@@ -36,6 +36,7 @@ from .._parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, bitset_of, in_bitset
 from .constraints import _scan_feature_bounded
+from .scan_parts import left_sums, subtract_sibling
 
 
 @njit(cache=True, inline="always")
@@ -88,10 +89,7 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
     best_gl = 0.0
     best_hl = 0.0
     best_cl = 0.0
-    mg = h[missing_bin, 0]
-    mh = h[missing_bin, 1]
-    mc = h[missing_bin, 2]
-    has_missing = mc > 0
+    has_missing = h[missing_bin, 2] > 0
     n_dirs = 2 if has_missing else 1
     # Left sums of every threshold, then the gain of every threshold (-inf
     # where a child would break a constraint), then the first largest: the
@@ -103,24 +101,7 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
     gains = scratch[3]
     for d in range(n_dirs):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
-        gl = 0.0
-        hl = 0.0
-        cl = 0.0
-        if d == 1:
-            gl = mg
-            hl = mh
-            cl = mc
-        last = n_bins_nm - 1
-        if has_missing and d == 0:
-            # "all values left, missing right" is a valid split too.
-            last = n_bins_nm
-        for b in range(last):
-            gl += h[b, 0]
-            hl += h[b, 1]
-            cl += h[b, 2]
-            left[0, b] = gl
-            left[1, b] = hl
-            left[2, b] = cl
+        last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
         for b in range(last):
             gl = left[0, b]
             hl = left[1, b]
@@ -217,11 +198,7 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical
         out[0] = -np.inf
         return
     if subtract:
-        for b in range(n_bins_nm):
-            for c in range(hf.shape[1]):
-                hf[b, c] -= sf[b, c]
-        for c in range(hf.shape[1]):
-            hf[missing_bin, c] -= sf[missing_bin, c]
+        subtract_sibling(hf, sf, n_bins_nm, missing_bin)
     parent_term = _leaf_term(sum_g, sum_h, l2_regularization)
     if categorical:
         gain, bin_, mleft, gl, hl, cl = best_categorical_split(

@@ -1,0 +1,43 @@
+"""Pieces of a feature's split scan that the plain scan (:mod:`.splitting`)
+and the bounded one (:mod:`.constraints`) share, inlined into both."""
+
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def subtract_sibling(hf, sf, n_bins_nm, missing_bin):
+    """Turn a feature's histogram ``hf``, its parent's, into the node's by
+    subtracting the sibling's ``sf``: only the bins a scan reads, the value
+    bins and the missing bin."""
+    for b in range(n_bins_nm):
+        for c in range(hf.shape[1]):
+            hf[b, c] -= sf[b, c]
+    for c in range(hf.shape[1]):
+        hf[missing_bin, c] -= sf[missing_bin, c]
+
+
+@njit(cache=True, inline="always")
+def left_sums(h, n_bins_nm, missing_bin, missing_left, has_missing, left):
+    """Write the gradient, hessian and row sums of the left child of every
+    threshold of one scan direction into ``left[:, b]`` (value bins ``<= b``
+    left, plus the missing bin if ``missing_left``), accumulated in bin
+    order; return the number of thresholds. With missing values and the
+    missing bin right, "all values left" is a threshold too."""
+    gl = 0.0
+    hl = 0.0
+    cl = 0.0
+    if missing_left:
+        gl = h[missing_bin, 0]
+        hl = h[missing_bin, 1]
+        cl = h[missing_bin, 2]
+    last = n_bins_nm - 1
+    if has_missing and not missing_left:
+        last = n_bins_nm
+    for b in range(last):
+        gl += h[b, 0]
+        hl += h[b, 1]
+        cl += h[b, 2]
+        left[0, b] = gl
+        left[1, b] = hl
+        left[2, b] = cl
+    return last
