@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from _export_cases import (CATEGORICAL_COLUMNS, HAND_ROWS, RANKERS, categorical_probe_rows,
-                           categorical_training_data, fitted, fitted_categorical,
-                           one_categorical_split, probe_rows, training_data)
+from _export_cases import (CATEGORICAL_COLUMNS, HAND_ROWS, RANKERS,
+                           categorical_probe_rows, categorical_training_data, fitted,
+                           fitted_categorical, lightgbm_rows, one_categorical_split, probe_rows,
+                           training_data)
 from sklearn_ltr import LambdaMARTRanker, load_model, save_model
 from sklearn_ltr.export import FORMATS, export_model, to_lightgbm, to_xgboost
 
@@ -262,13 +263,6 @@ def test_the_categorical_model_exercises_both_missing_sides():
     seen = np.unique(X[:, 1][X[:, 1] >= 0])
     assert not np.isin(seen, ensemble.categories[1]).all()
     assert ensemble.categories[5].max() >= 1000  # several bitset words in LightGBM
-
-
-def lightgbm_rows(X):
-    """X without the rows that have a value of magnitude up to 1e-35 but
-    not 0: LightGBM reads those as 0 (kZeroThreshold, a numeric matter met
-    here by the probes at a threshold of 0, not a categorical one)."""
-    return X[~((np.abs(X) <= 1e-35) & (X != 0)).any(axis=1)]
 
 
 def _naive_categorical_ensemble(ensemble):
