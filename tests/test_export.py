@@ -8,6 +8,7 @@ equal ours to 1e-5. The rows reach every split with its feature at the
 threshold, one float above and below, NaN and +-inf (tests/_export_cases.py).
 """
 
+import functools
 import io
 import json
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from _export_cases import (CATEGORICAL_COLUMNS, HAND_ROWS, RANKERS,
+from _export_cases import (CATEGORICAL_COLUMNS, CATEGORICAL_MAX_BINS, HAND_ROWS, RANKERS,
                            categorical_probe_rows, categorical_training_data, fitted,
                            fitted_categorical, lightgbm_rows, one_categorical_split, probe_rows,
                            training_data)
@@ -240,6 +241,53 @@ def test_a_loaded_model_exports_the_same_bytes(format):
     export_model(model, first, format)
     export_model(loaded, second, format)
     assert first.getvalue() == second.getvalue() and first.getvalue()
+
+
+@functools.lru_cache(maxsize=None)
+def categorical_frame_model():
+    """A LambdaMARTRanker fitted on a DataFrame whose column 1 is a pandas
+    category column of strings (the model reads its positions among the
+    categories seen in fit) and whose column 5 holds codes."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = categorical_training_data()
+    frame = pd.DataFrame(X, columns=[f"feat_{i}" for i in range(X.shape[1])])
+    codes = X[:, 1]
+    frame["feat_1"] = pd.Categorical(
+        np.where(codes >= 0, np.char.add("c", np.nan_to_num(codes).astype(int).astype(str)), None))
+    return LambdaMARTRanker(categorical_features=["feat_1", "feat_5"],
+                            max_bins=CATEGORICAL_MAX_BINS, n_estimators=10,
+                            random_state=0).fit(frame, y, qid=qid)
+
+
+# What marks a categorical split in each format that writes them.
+CATEGORICAL_SPLIT_MARK = {
+    ("lightgbm", None): b"decision_type=9",
+    ("lightgbm-json", None): b'"decision_type": "=="',
+    ("xgboost", None): b'"categories_nodes"',
+    ("onnx", "float32"): b"BRANCH_EQ",
+    ("onnx", "float64"): b"membership_values",
+}
+
+
+@pytest.mark.parametrize("format, dtype", list(CATEGORICAL_SPLIT_MARK))
+@pytest.mark.parametrize("source", ["codes", "frame"])
+def test_a_loaded_categorical_model_exports_the_same_bytes(format, dtype, source):
+    """Saved and loaded (format_version 3), a model with categorical splits
+    (with Platt scaling, or read from a pandas category column) writes the
+    same bytes in every format that has categorical splits."""
+    if format == "onnx":
+        pytest.importorskip("onnx")
+    model = (fitted_categorical("CalibratedRanker") if source == "codes"
+             else categorical_frame_model())
+    options = {} if dtype is None else {"dtype": dtype}
+    saved = io.BytesIO()
+    save_model(model, saved)
+    loaded = load_model(io.BytesIO(saved.getvalue()))
+    first, second = io.BytesIO(), io.BytesIO()
+    export_model(model, first, format, **options)
+    export_model(loaded, second, format, **options)
+    assert CATEGORICAL_SPLIT_MARK[format, dtype] in first.getvalue()
+    assert first.getvalue() == second.getvalue()
 
 
 # -- categorical splits ----------------------------------------------------------
