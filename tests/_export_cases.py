@@ -195,12 +195,18 @@ def categorical_training_data():
     return _with_categories(X, y, np.random.default_rng(3)), y, qid
 
 
+def fitted_categorical(name="LambdaMARTRanker"):
+    """A ranker of the named class with categorical splits on
+    CATEGORICAL_COLUMNS (cached: treat it as read-only)."""
+    return _fitted_categorical(name)
+
+
 @functools.lru_cache(maxsize=None)
-def fitted_categorical():
-    """A LambdaMARTRanker with categorical splits on CATEGORICAL_COLUMNS
-    (cached: treat it as read-only)."""
+def _fitted_categorical(name):
     X, y, qid = categorical_training_data()
-    return LambdaMARTRanker(
+    if name == "CalibratedRanker":
+        y = (y >= 2).astype(float)
+    return RANKERS[name](
         categorical_features=list(CATEGORICAL_COLUMNS), max_bins=CATEGORICAL_MAX_BINS,
         n_estimators=30, early_stopping=False, random_state=0,
     ).fit(X, y, qid=qid)
@@ -223,11 +229,11 @@ def category_probes(ensemble, f, *, fractional=False):
     return np.concatenate([np.asarray(v, dtype=np.float64) for v in values])
 
 
-def categorical_probe_rows(*, fractional=False, float32=False):
-    """Rows that reach every categorical split of fitted_categorical() with
-    its feature at each of its category_probes, then the edge rows of its
-    numeric splits, on held-out base rows."""
-    ensemble = fitted_categorical()._tree_ensemble()
+def categorical_probe_rows(*, fractional=False, float32=False, name="LambdaMARTRanker"):
+    """Rows that reach every categorical split of fitted_categorical(name)
+    with its feature at each of its category_probes, then the edge rows of
+    its numeric splits, on held-out base rows."""
+    ensemble = fitted_categorical(name)._tree_ensemble()
     X_base, y_base, _ = make_ranking(
         n_queries=10, docs_per_query=20, n_features=N_FEATURES, random_state=7
     )
@@ -245,6 +251,13 @@ def categorical_probe_rows(*, fractional=False, float32=False):
     if float32:
         X = X.astype(np.float32).astype(np.float64)
     return X
+
+
+def lightgbm_rows(X):
+    """X without the rows that have a value of magnitude up to 1e-35 but
+    not 0: LightGBM reads those as 0 (kZeroThreshold, a numeric matter met
+    here by the probes at a threshold of 0, not a categorical one)."""
+    return X[~((np.abs(X) <= 1e-35) & (X != 0)).any(axis=1)]
 
 
 def one_categorical_split(listed, missing_left):

@@ -8,6 +8,7 @@ equal ours to 1e-5. The rows reach every split with its feature at the
 threshold, one float above and below, NaN and +-inf (tests/_export_cases.py).
 """
 
+import functools
 import io
 import json
 
@@ -15,9 +16,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from _export_cases import (CATEGORICAL_COLUMNS, HAND_ROWS, RANKERS, categorical_probe_rows,
-                           categorical_training_data, fitted, fitted_categorical,
-                           one_categorical_split, probe_rows, training_data)
+from _export_cases import (CATEGORICAL_COLUMNS, CATEGORICAL_MAX_BINS, HAND_ROWS, RANKERS,
+                           categorical_probe_rows, categorical_training_data, fitted,
+                           fitted_categorical, lightgbm_rows, one_categorical_split, probe_rows,
+                           training_data)
 from sklearn_ltr import LambdaMARTRanker, load_model, save_model
 from sklearn_ltr.export import FORMATS, export_model, to_lightgbm, to_xgboost
 
@@ -241,6 +243,53 @@ def test_a_loaded_model_exports_the_same_bytes(format):
     assert first.getvalue() == second.getvalue() and first.getvalue()
 
 
+@functools.lru_cache(maxsize=None)
+def categorical_frame_model():
+    """A LambdaMARTRanker fitted on a DataFrame whose column 1 is a pandas
+    category column of strings (the model reads its positions among the
+    categories seen in fit) and whose column 5 holds codes."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = categorical_training_data()
+    frame = pd.DataFrame(X, columns=[f"feat_{i}" for i in range(X.shape[1])])
+    codes = X[:, 1]
+    frame["feat_1"] = pd.Categorical(
+        np.where(codes >= 0, np.char.add("c", np.nan_to_num(codes).astype(int).astype(str)), None))
+    return LambdaMARTRanker(categorical_features=["feat_1", "feat_5"],
+                            max_bins=CATEGORICAL_MAX_BINS, n_estimators=10,
+                            random_state=0).fit(frame, y, qid=qid)
+
+
+# What marks a categorical split in each format that writes them.
+CATEGORICAL_SPLIT_MARK = {
+    ("lightgbm", None): b"decision_type=9",
+    ("lightgbm-json", None): b'"decision_type": "=="',
+    ("xgboost", None): b'"categories_nodes"',
+    ("onnx", "float32"): b"BRANCH_EQ",
+    ("onnx", "float64"): b"membership_values",
+}
+
+
+@pytest.mark.parametrize("format, dtype", list(CATEGORICAL_SPLIT_MARK))
+@pytest.mark.parametrize("source", ["codes", "frame"])
+def test_a_loaded_categorical_model_exports_the_same_bytes(format, dtype, source):
+    """Saved and loaded (format_version 3), a model with categorical splits
+    (with Platt scaling, or read from a pandas category column) writes the
+    same bytes in every format that has categorical splits."""
+    if format == "onnx":
+        pytest.importorskip("onnx")
+    model = (fitted_categorical("CalibratedRanker") if source == "codes"
+             else categorical_frame_model())
+    options = {} if dtype is None else {"dtype": dtype}
+    saved = io.BytesIO()
+    save_model(model, saved)
+    loaded = load_model(io.BytesIO(saved.getvalue()))
+    first, second = io.BytesIO(), io.BytesIO()
+    export_model(model, first, format, **options)
+    export_model(loaded, second, format, **options)
+    assert CATEGORICAL_SPLIT_MARK[format, dtype] in first.getvalue()
+    assert first.getvalue() == second.getvalue()
+
+
 # -- categorical splits ----------------------------------------------------------
 
 
@@ -262,13 +311,6 @@ def test_the_categorical_model_exercises_both_missing_sides():
     seen = np.unique(X[:, 1][X[:, 1] >= 0])
     assert not np.isin(seen, ensemble.categories[1]).all()
     assert ensemble.categories[5].max() >= 1000  # several bitset words in LightGBM
-
-
-def lightgbm_rows(X):
-    """X without the rows that have a value of magnitude up to 1e-35 but
-    not 0: LightGBM reads those as 0 (kZeroThreshold, a numeric matter met
-    here by the probes at a threshold of 0, not a categorical one)."""
-    return X[~((np.abs(X) <= 1e-35) & (X != 0)).any(axis=1)]
 
 
 def _naive_categorical_ensemble(ensemble):

@@ -9,12 +9,15 @@ against independent oracles.
 * shap's TreeExplainer on a model dict built from our trees (shap's own C
   implementation of the same algorithm).
 * LightGBM's ``predict(pred_contrib=True)`` and shap's TreeExplainer on the
-  booster of ``sklearn_ltr.export.to_lightgbm``.
+  booster of ``sklearn_ltr.export.to_lightgbm``; for models with categorical
+  splits also XGBoost's ``predict(pred_contribs=True)`` on the booster of
+  ``to_xgboost`` (float32), the engines fed the category codes.
 
 The rows of the fitted models (tests/_export_cases.py) reach every split with
 its feature at the threshold, one float either side, NaN and +-inf, so a
 kernel comparing the wrong way or sending NaN the wrong way gets different
-contributions on some row.
+contributions on some row; those of the categorical models reach every
+categorical split with known, NaN, negative, rare and unseen codes.
 """
 
 import functools
@@ -26,7 +29,9 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import sparse
 
-from _export_cases import COLUMNS_WITH_NAN, RANKERS, fitted, probe_rows, training_data
+from _export_cases import (COLUMNS_WITH_NAN, RANKERS, categorical_probe_rows,
+                           categorical_training_data, fitted, fitted_categorical, lightgbm_rows,
+                           probe_rows, training_data)
 from sklearn_ltr import LambdaMARTRanker, XENDCGRanker
 from sklearn_ltr._gbdt.common import NODE_DTYPE, bitset_of
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
@@ -457,6 +462,84 @@ def test_equal_to_lightgbm_pred_contrib_and_shap_on_the_exported_booster(name):
     booster = to_lightgbm(model)
     assert_oracle(booster.predict(X, pred_contrib=True), ours)
     assert_oracle(shap_explainer_output(shap.TreeExplainer(booster), X), ours)
+
+
+def category_kinds(X, f, ensemble):
+    """Masks of the rows of X whose categorical feature f is NaN, negative,
+    a training category too rare to be kept, or a code never seen in fit."""
+    X_train, _, _ = categorical_training_data()
+    seen = np.unique(X_train[:, f][X_train[:, f] >= 0])
+    value = X[:, f]
+    known = np.isin(value, ensemble.categories[f])
+    return {"nan": np.isnan(value), "negative": value < 0,
+            "rare": np.isin(value, seen) & ~known,
+            "unseen": (value >= 0) & ~np.isin(value, seen)}
+
+
+@pytest.mark.parametrize("name", RANKERS)
+def test_categorical_models_equal_lightgbm_pred_contrib_and_shap_on_the_exported_booster(name):
+    """Rankers fitted on category codes with max_bins=16 (so rare categories
+    are merged with missing values), explained on rows that reach every
+    categorical split with NaN, negative, rare, unseen and known codes; the
+    exported booster is fed the same codes. (shap's TreeExplainer on a
+    LightGBM booster returns LightGBM's pred_contrib: checked as the call
+    users make, not as a second implementation.)"""
+    pytest.importorskip("lightgbm")
+    shap = pytest.importorskip("shap")
+    from sklearn_ltr.export import to_lightgbm
+
+    model = fitted_categorical(name)
+    ensemble = model._tree_ensemble()
+    X = lightgbm_rows(categorical_probe_rows(name=name))
+    ours = feature_contributions(model, X)
+    booster = to_lightgbm(model)
+    theirs = booster.predict(X, pred_contrib=True)
+    assert_oracle(theirs, ours)
+    assert_oracle(shap_explainer_output(shap.TreeExplainer(booster), X[::10]), ours[::10])
+    # Each kind of code the missing side takes is explained, and moves the
+    # score through its feature on some row (column 5 has no rare codes).
+    split_on = ensemble.nodes[ensemble.splits & (ensemble.nodes["is_categorical"] != 0)]
+    moved = {kind: False for kind in ("nan", "negative", "rare", "unseen")}
+    for f in np.unique(split_on["feature_idx"]):
+        for kind, rows in category_kinds(X, f, ensemble).items():
+            moved[kind] |= bool((theirs[rows, f] != 0).any())
+    assert all(moved.values()), moved
+
+
+@pytest.mark.parametrize("name", RANKERS)
+def test_categorical_models_equal_xgboost_pred_contribs_on_the_exported_booster(name):
+    """XGBoost's own TreeSHAP (its cover is our row count, as LightGBM's),
+    on float32 rows, in float32 arithmetic: equal to 1e-5 of the largest
+    contribution."""
+    xgboost = pytest.importorskip("xgboost")
+    from sklearn_ltr.export import to_xgboost
+
+    model = fitted_categorical(name)
+    X = categorical_probe_rows(float32=True, name=name)
+    X = X[~np.isinf(X).any(axis=1)]  # XGBoost refuses infinite values
+    ours = feature_contributions(model, X)
+    theirs = to_xgboost(model).predict(xgboost.DMatrix(X.astype(np.float32)),
+                                       pred_contribs=True)
+    assert_allclose(theirs, ours, rtol=0, atol=1e-5 * np.abs(ours).max())
+
+
+def test_a_pandas_category_model_equals_lightgbm_pred_contrib_on_its_codes():
+    """The XENDCGRanker of categorical_model("frame"): the booster is fed the
+    documented codes, each brand's position among the categories of fit (-1
+    for a string not seen in fit, or None) and the code column with a
+    fractional value as NaN (a non-integer is a missing value to the
+    ranker; LightGBM would read its integer part)."""
+    pytest.importorskip("lightgbm")
+    from sklearn_ltr.export import to_lightgbm
+
+    model, rows = categorical_model("frame")
+    brand = rows["brand"].cat.set_categories([f"b{b}" for b in range(8)]).cat.codes
+    codes = rows.assign(brand=brand).to_numpy(np.float64)
+    codes[:, 12] = np.where(codes[:, 12] % 1 == 0, codes[:, 12], np.nan)
+    assert (rows["f12"] % 1 != 0).any() and (brand == -1).sum() > 10
+    assert lightgbm_rows(codes).shape == codes.shape  # no value LightGBM reads as 0
+    assert_oracle(to_lightgbm(model).predict(codes, pred_contrib=True),
+                  feature_contributions(model, rows))
 
 
 def test_nan_contribution_follows_the_missing_direction():
