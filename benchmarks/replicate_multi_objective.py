@@ -638,7 +638,8 @@ def _code_version():
     """Commit of the checkout, and whether the modules a fit runs through have
     uncommitted changes (other files, e.g. the CLI, cannot change the numbers)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    used = ["_gbdt", "_objectives", "_base.py", "_ranker.py", "_queries.py", "metrics", "datasets"]
+    used = ["_gbdt", "_objectives", "_base.py", "_ranker_input.py", "_ranker_mixin.py",
+            "_ranker.py", "_queries.py", "metrics", "datasets"]
     try:
         commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True, check=True).stdout.strip()

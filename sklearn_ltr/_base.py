@@ -1,10 +1,11 @@
-"""Base classes of the rankers: query handling, scoring, tags, and the shared
-gradient-boosting parameters and fit glue.
+"""The shared base class of the gradient-boosted rankers: parameters, the fit
+glue, prediction and the persistence hook.
 
 The estimators in ``_ranker.py`` only choose an objective and its parameters;
-everything else (input validation, grouping rows by query, the query-aware
-validation split, binning, the boosting loop) lives here and in
-``_gbdt/booster.py``.
+everything else (grouping rows by query, the query-aware validation split,
+binning, the boosting loop) lives here and in ``_gbdt/booster.py``. Input
+validation and preparation are in ``_ranker_input.py``, the query-aware
+``score`` and ``rank`` in ``_ranker_mixin.py``.
 """
 
 import time
@@ -15,31 +16,22 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    _num_samples,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted
 
-from ._categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
 from ._gbdt.binning import BinMapper
 from ._gbdt.booster import Booster, TrainingData
-from ._gbdt.common import X_DTYPE, Y_DTYPE
 from ._gbdt.constraints import check_interaction_cst, check_monotonic_cst
-from ._input_checks import check_labels, check_no_text_labels, check_numeric_columns
 from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from ._objectives import OBJECTIVES
 from ._objectives.multi_objective import check_secondary_labels
 from ._queries import (
-    check_qid,
     group_queries,
     resolve_qid,
     rows_of_queries,
     split_queries,
-    warn_one_query,
 )
-from .metrics import ndcg_score
+from ._ranker_input import RankerInputMixin
+from ._ranker_mixin import RankerMixin
 from ._scoring import check_scoring, scoring_metric
 from ._threads import numba_threads
 from .persistence import save_model as _save_model
@@ -55,110 +47,7 @@ _BINNING_SUBSAMPLE = 200_000
 _SMALL_TRAINSET_ROWS = 10_000
 
 
-class RankerMixin:
-    """Mixin for rankers: query-aware ``score`` and ``rank``, and tags.
-
-    ``fit`` and ``score`` request ``qid`` through scikit-learn's metadata
-    routing by default, so with routing enabled users never call
-    ``set_fit_request`` or ``set_score_request``.
-    """
-
-    __metadata_request__fit = {"qid": True}
-    __metadata_request__score = {"qid": True}
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "ranker"
-        tags.target_tags.required = True
-        tags.input_tags.sparse = True
-        tags.input_tags.allow_nan = True
-        return tags
-
-    def score(self, X, y, *, qid=None, sample_weight=None):
-        """Mean ``NDCG@10`` over queries.
-
-        Uses :func:`sklearn_ltr.metrics.ndcg_score` with its defaults
-        (exponential gain, tie-averaged, queries without relevant documents
-        count 1).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-            A DataFrame may carry the query ids in a ``"qid"`` column.
-        y : array-like of shape (n_samples,)
-            Graded relevance labels.
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row. If None and ``X`` has no ``"qid"`` column,
-            all rows form one query; that is refused for a ranker fitted on
-            several queries, where it is almost always a lost ``qid``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-row weights; a query's weight is the mean of its rows'.
-
-        Returns
-        -------
-        score : float
-
-        Raises
-        ------
-        ValueError
-            If no query ids are found and the ranker was fitted on more than
-            one query: for instance ``GridSearchCV`` or ``cross_val_score``
-            with ``scoring=None`` and metadata routing off, which pass
-            ``qid`` to ``fit`` but not to ``score``.
-        """
-        X, qid = resolve_qid(X, qid)
-        n_training_queries = getattr(self, "_n_training_queries", 1)
-        if qid is None and n_training_queries > 1:
-            raise ValueError(
-                f"score() got no qid, but this ranker was fitted on {n_training_queries} "
-                "queries: all rows would be scored as one query. Pass qid= (or a 'qid' "
-                "column of X). In GridSearchCV or cross_val_score, turn on metadata routing "
-                "(sklearn.set_config(enable_metadata_routing=True)), or use "
-                "scoring=ndcg_scorer(10) with a DataFrame qid column. To score the rows as "
-                "one query, pass qid=np.zeros(len(X))."
-            )
-        with numba_threads(getattr(self, "n_jobs", None)):
-            y_score = self.predict(X)
-            if qid is None:
-                qid = np.zeros(len(y_score), dtype=np.int64)
-            return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
-
-    def rank(self, X, *, qid=None):
-        """Rank of each row within its query, 1 being the best.
-
-        Ties in the predicted scores are broken by row order.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-        qid : array-like of shape (n_samples,), default=None
-            Query id of each row. If None and ``X`` has no ``"qid"`` column,
-            all rows form one query.
-
-        Returns
-        -------
-        ranks : ndarray of shape (n_samples,), dtype int64
-            In the caller's row order.
-        """
-        X, qid = resolve_qid(X, qid)
-        scores = self.predict(X)
-        n_samples = scores.shape[0]
-        if qid is None:
-            warn_one_query(f"{type(self).__name__}.rank", n_samples, X=X)
-            qid = np.zeros(n_samples, dtype=np.int64)
-        qid = check_qid(qid, n_samples)
-        order, offsets, _ = group_queries(qid)
-        ranks = np.empty(n_samples, dtype=np.int64)
-        # Sort all queries at once: primary key query position, secondary the
-        # score (descending), and the stable sort keeps row order on ties.
-        query_of_row = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-        within = np.lexsort((-scores[order], query_of_row))
-        sorted_rows = order[within]
-        ranks[sorted_rows] = np.arange(n_samples) - offsets[query_of_row] + 1
-        return ranks
-
-
-class BaseGBRanker(RankerMixin, BaseEstimator):
+class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
     """Shared parameters and fit logic of the gradient-boosted rankers.
 
     Subclasses set ``_objective_name`` and implement ``_objective_params``.
@@ -303,114 +192,7 @@ class BaseGBRanker(RankerMixin, BaseEstimator):
             raise InvalidParameterError(f"{exc} {hint}") from None
         check_scoring(self)
 
-    # -- input handling -------------------------------------------------
-
-    # NaN means missing; +-inf are the largest and smallest values, which
-    # binning (thresholds are finite) and prediction (x <= threshold) both
-    # order correctly, as LightGBM does.
-    def _validate_X(self, X, *, name="X", allow_empty=True):
-        """Check X against the fitted features. Scoring an empty batch is not
-        an error; a validation set without rows is."""
-        X = encode_pandas_categories(X, getattr(self, "_pandas_categories", {}), name)
-        check_numeric_columns(X, name)
-        if not allow_empty and _num_samples(X) == 0:
-            raise ValueError(f"{name} has no rows; a validation set needs at least one query.")
-        return validate_data(
-            self,
-            X,
-            reset=False,
-            accept_sparse=("csr", "csc"),
-            dtype=[X_DTYPE, np.float32],
-            ensure_all_finite=False,
-            ensure_min_samples=0,
-        )
-
-    def _gain_table(self):
-        """The checked ``label_gain`` table of a ranker that has one, else
-        None (gains ``2**y - 1``)."""
-        return None
-
-    def _checked_labels(self, y, name="y"):
-        """Labels as the objective needs them (finite and non-negative here)."""
-        return check_labels(y, name=name, label_gain=self._gain_table())
-
-    def _prepare_training_data(self, X, y, qid, sample_weight):
-        X, qid = resolve_qid(X, qid)
-        warm = self._adds_to_fitted_model()
-        category_columns = self._pandas_categories if warm else pandas_categories(X)
-        X = encode_pandas_categories(X, category_columns)
-        check_numeric_columns(X, "X")
-        # Before validate_data, which would read "1.5" as 1.5.
-        check_no_text_labels(y, "y")
-        if _num_samples(X) == 0:
-            raise ValueError("X has no rows; fit needs at least one query with one row.")
-        if hasattr(X, "columns") and X.shape[1] == 0:
-            raise ValueError("X has no feature columns (its 'qid' column is not a feature).")
-        # A warm start checks X against the fitted columns and leaves them
-        # alone, so a refused X does not spoil the model.
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            reset=not self._adds_to_fitted_model(),
-            accept_sparse=("csr", "csc"),
-            dtype=[X_DTYPE, np.float32],
-            ensure_all_finite=False,
-            y_numeric=True,
-        )
-        y = self._checked_labels(y)
-        if not warm:
-            self._pandas_categories = category_columns
-            self.is_categorical_ = categorical_mask(
-                self.categorical_features, X.shape[1],
-                getattr(self, "feature_names_in_", None), category_columns)
-        n_samples = X.shape[0]
-        if qid is None:
-            # Frames above: _fit, fit, scikit-learn's _fit_context, the keyword
-            # check of BaseGBRanker.__init_subclass__, then the caller.
-            warn_one_query(f"{type(self).__name__}.fit", n_samples, X=X, stacklevel=7)
-            qid = np.zeros(n_samples, dtype=np.int64)
-        qid = check_qid(qid, n_samples)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=Y_DTYPE)
-        return X, y, qid, sample_weight
-
-    def _validation_set_used_otherwise(self):
-        """True if ``fit`` uses ``X_val`` for more than early stopping."""
-        return False
-
-    def _check_validation_arguments(self, X_val, y_val, qid_val):
-        """Refuse validation arguments that ``fit`` would ignore."""
-        if X_val is None:
-            if y_val is not None or qid_val is not None:
-                raise ValueError("y_val or qid_val was given without X_val.")
-        elif self.early_stopping is False and not self._validation_set_used_otherwise():
-            raise ValueError(
-                "X_val was given but early_stopping=False, so it would not be used. Set "
-                "early_stopping=True (or 'auto'), or leave out X_val, y_val and qid_val."
-            )
-
-    def _prepare_validation_data(self, X_val, y_val, qid_val, n_training_queries):
-        X_val, qid_val = resolve_qid(X_val, qid_val)
-        if y_val is None:
-            raise ValueError("X_val was given without y_val; pass both (and qid_val).")
-        X_val = self._validate_X(X_val, name="X_val", allow_empty=False)
-        y_val = self._checked_labels(y_val, name="y_val")
-        if y_val.shape[0] != X_val.shape[0]:
-            raise ValueError(
-                f"y_val has {y_val.shape[0]} labels but X_val has {X_val.shape[0]} rows."
-            )
-        n_val = X_val.shape[0]
-        if qid_val is None:
-            if n_training_queries > 1 and self.early_stopping is not False:
-                raise ValueError(
-                    f"qid_val is required: the training data has {n_training_queries} "
-                    "queries, and without qid_val all validation rows would be scored as "
-                    "one query. Pass qid_val, or give X_val a 'qid' column."
-                )
-            qid_val = np.zeros(n_val, dtype=np.int64)
-        qid_val = check_qid(qid_val, n_val, name="qid_val")
-        return X_val, y_val, qid_val
+    # -- early stopping -------------------------------------------------
 
     def _early_stopping_plan(self, n_samples, has_validation_set, n_queries, n_held_out):
         """One line for ``verbose``: whether early stopping is on, why, and on

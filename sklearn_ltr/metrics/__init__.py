@@ -6,19 +6,21 @@ from ._calibration import (
     query_log_loss,
     query_log_loss_per_query,
 )
-from ._ranking import (
+from ._dcg import (
     cndcg_score,
     cndcg_score_per_query,
     dcg_score,
     dcg_score_per_query,
+    ndcg_score,
+    ndcg_score_per_query,
+)
+from ._ranking import (
     err_score,
     err_score_per_query,
     map_score,
     map_score_per_query,
     mrr_score,
     mrr_score_per_query,
-    ndcg_score,
-    ndcg_score_per_query,
     precision_at_k,
     precision_at_k_per_query,
 )

@@ -17,7 +17,8 @@ import sklearn
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
 from .._queries import resolve_qid
-from ._ranking import map_score, mrr_score, ndcg_score
+from ._dcg import ndcg_score
+from ._ranking import map_score, mrr_score
 
 __all__ = ["RankingScorer", "make_ranking_scorer", "ndcg_scorer", "mrr_scorer", "map_scorer"]
 
