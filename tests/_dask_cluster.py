@@ -17,24 +17,29 @@ def local_cluster(n_workers=2):
 
     # Dask's nanny writes its pre-spawn environment (OMP_NUM_THREADS and
     # friends, and here NUMBA_NUM_THREADS) into this process's environment
-    # before it spawns the workers; put it back afterwards so that later
-    # tests' subprocesses see what they would have seen.
+    # before it spawns the workers. Put it back as soon as they are spawned:
+    # numba rereads its configuration whenever it compiles, and a
+    # NUMBA_NUM_THREADS of 1 in this process's environment then makes any
+    # compilation during the tests (a cold cache) fail with "Cannot set
+    # NUMBA_NUM_THREADS"; later tests' subprocesses must not see it either.
     saved_environ = dict(os.environ)
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
-        cluster = LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            scheduler_kwargs=FREE_HTTP_PORT,
-        )
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
+            cluster = LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                scheduler_kwargs=FREE_HTTP_PORT,
+            )
+    finally:
+        for key in set(os.environ) - set(saved_environ):
+            del os.environ[key]
+        os.environ.update(saved_environ)
     client = Client(cluster)
     try:
         yield client
     finally:
         client.close()
         cluster.close()
-        for key in set(os.environ) - set(saved_environ):
-            del os.environ[key]
-        os.environ.update(saved_environ)
