@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from .common import BITSET_WORDS, BITSET_DTYPE
+from .scan_parts import leaf_term
 
 MIN_CATEGORY_SUPPORT = 10
 CATEGORY_SMOOTHING = 10.0
@@ -85,9 +86,9 @@ def _child_term(g, h, l2, lower, upper):
     """A child's term of the gain: ``g**2 / (h + l2)``, or, when its value
     must lie in ``[lower, upper]`` (monotonic constraints elsewhere in the
     tree), ``-g * v`` of its clipped value ``v``, as in :mod:`.constraints`."""
-    d = h + l2
     if lower == -np.inf and upper == np.inf:
-        return g * g / d if d > 0.0 else 0.0
+        return leaf_term(g, h, l2)
+    d = h + l2
     v = min(max(-g / d if d > 0.0 else 0.0, lower), upper)
     return -g * v
 

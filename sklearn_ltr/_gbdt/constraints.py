@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from .categorical import best_categorical_split
-from .scan_parts import left_sums, subtract_sibling
+from .scan_parts import first_best_threshold, left_sums, subtract_sibling
 
 __all__ = [
     "InteractionGroups",
@@ -278,12 +278,7 @@ def _best_split_one_feature_bounded(h, n_bins_nm, missing_bin, sum_g, sum_h, cou
     splits whose left value is above (below) the right one refused. Same
     parameters otherwise, same result tuple, same order of the scan and
     same tie-breaking."""
-    best_gain = -np.inf
-    best_bin = 0
-    best_mleft = 0
-    best_gl = 0.0
-    best_hl = 0.0
-    best_cl = 0.0
+    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
     has_missing = h[missing_bin, 2] > 0
     n_dirs = 2 if has_missing else 1
     parent_loss = sum_g * node_value
@@ -311,14 +306,8 @@ def _best_split_one_feature_bounded(h, n_bins_nm, missing_bin, sum_g, sum_h, cou
                      & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split)
                      & (sign * (vr - vl) >= 0.0))
             gains[b] = gain if valid else -np.inf
-        for b in range(last):
-            if gains[b] > best_gain:
-                best_gain = gains[b]
-                best_bin = b
-                best_mleft = d
-                best_gl = left[0, b]
-                best_hl = left[1, b]
-                best_cl = left[2, b]
+        best = first_best_threshold(gains, left, last, d, best)
+    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = best
     if not has_missing:
         best_mleft = 1 if best_cl >= count - best_cl else 0
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl

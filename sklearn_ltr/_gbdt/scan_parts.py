@@ -1,7 +1,17 @@
-"""Pieces of a feature's split scan that the plain scan (:mod:`.splitting`)
-and the bounded one (:mod:`.constraints`) share, inlined into both."""
+"""Pieces of a feature's split scan that the plain scan (:mod:`.splitting`),
+the bounded one (:mod:`.constraints`) and the categorical one
+(:mod:`.categorical`) share, inlined into them."""
 
 from numba import njit
+
+
+@njit(cache=True, inline="always")
+def leaf_term(g, h, l2):
+    """Return ``g**2 / (h + l2)``, 0 when the denominator is not positive."""
+    d = h + l2
+    if d <= 0.0:
+        return 0.0
+    return g * g / d
 
 
 @njit(cache=True, inline="always")
@@ -41,3 +51,21 @@ def left_sums(h, n_bins_nm, missing_bin, missing_left, has_missing, left):
         left[1, b] = hl
         left[2, b] = cl
     return last
+
+
+@njit(cache=True, inline="always")
+def first_best_threshold(gains, left, last, missing_left, best):
+    """``best``, a split ``(gain, bin, missing_go_to_left, g_left, h_left,
+    c_left)``, replaced by the first threshold of one scan direction whose
+    gain in ``gains[:last]`` is strictly larger (sums from ``left``), so that
+    ties keep the lower bin and the earlier direction."""
+    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = best
+    for b in range(last):
+        if gains[b] > best_gain:
+            best_gain = gains[b]
+            best_bin = b
+            best_mleft = missing_left
+            best_gl = left[0, b]
+            best_hl = left[1, b]
+            best_cl = left[2, b]
+    return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl

@@ -36,16 +36,7 @@ from .._parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, bitset_of, in_bitset
 from .constraints import _scan_feature_bounded
-from .scan_parts import left_sums, subtract_sibling
-
-
-@njit(cache=True, inline="always")
-def _leaf_term(g, h, l2):
-    """Return ``g**2 / (h + l2)``, 0 when the denominator is not positive."""
-    d = h + l2
-    if d <= 0.0:
-        return 0.0
-    return g * g / d
+from .scan_parts import first_best_threshold, leaf_term, left_sums, subtract_sibling
 
 
 # error_model="numpy": a division by a non-positive hessian sum gives inf or
@@ -83,12 +74,7 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
         ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)``; gain is
         ``-inf`` if no split satisfies the constraints.
     """
-    best_gain = -np.inf
-    best_bin = 0
-    best_mleft = 0
-    best_gl = 0.0
-    best_hl = 0.0
-    best_cl = 0.0
+    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
     has_missing = h[missing_bin, 2] > 0
     n_dirs = 2 if has_missing else 1
     # Left sums of every threshold, then the gain of every threshold (-inf
@@ -117,14 +103,8 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
             valid = ((cl >= min_samples_leaf) & (cr >= min_samples_leaf)
                      & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split))
             gains[b] = gain if valid else -np.inf
-        for b in range(last):
-            if gains[b] > best_gain:
-                best_gain = gains[b]
-                best_bin = b
-                best_mleft = d
-                best_gl = left[0, b]
-                best_hl = left[1, b]
-                best_cl = left[2, b]
+        best = first_best_threshold(gains, left, last, d, best)
+    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = best
     if not has_missing:
         # No missing value seen here: send NaN to the child with more rows.
         best_mleft = 1 if best_cl >= count - best_cl else 0
@@ -199,7 +179,7 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical
         return
     if subtract:
         subtract_sibling(hf, sf, n_bins_nm, missing_bin)
-    parent_term = _leaf_term(sum_g, sum_h, l2_regularization)
+    parent_term = leaf_term(sum_g, sum_h, l2_regularization)
     if categorical:
         gain, bin_, mleft, gl, hl, cl = best_categorical_split(
             hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
