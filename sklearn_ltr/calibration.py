@@ -22,7 +22,7 @@ from sklearn.utils.validation import _num_samples, check_consistent_length, chec
 
 from ._base import BaseGBRanker
 from ._queries import check_qid, group_queries, resolve_qid, split_queries
-from ._ranker import _ranker_doc
+from ._ranker_docs import _ranker_doc
 from ._registry import register_model_class
 
 __all__ = ["CalibratedRanker"]

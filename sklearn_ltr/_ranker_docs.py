@@ -1,0 +1,210 @@
+"""The numpydoc text the gradient-boosted rankers share: the parameters and
+fitted attributes of :class:`~sklearn_ltr._base.BaseGBRanker` and the
+template that puts a ranker's own summary and parameters around them."""
+
+_SHARED_PARAMETERS_DOC = """
+    n_estimators : int, default=100
+        Maximum number of boosting iterations (trees); LightGBM's
+        ``num_iterations``.
+    learning_rate : float, default=0.1
+        Shrinkage applied to every leaf value.
+    max_leaf_nodes : int, default=31
+        Maximum number of leaves per tree (trees grow best-first).
+    max_depth : int or None, default=None
+        Maximum depth of a tree; None means no limit besides the leaves.
+    min_samples_leaf : int, default=20
+        Minimum number of training rows in a leaf.
+    min_hessian_to_split : float, default=1e-3
+        Minimum sum of hessians in each child of a split (LightGBM's
+        ``min_sum_hessian_in_leaf``).
+    l2_regularization : float, default=0.0
+        L2 penalty on leaf values.
+    max_bins : int, default=255
+        Maximum number of bins per feature for non-missing values; missing
+        values (NaN) get a bin of their own. A categorical feature keeps its
+        ``max_bins`` most frequent categories; the rarer ones are treated as
+        missing values.
+    categorical_features : array-like of int, str or bool, 'from_dtype' or None, default='from_dtype'
+        The categorical features, as in scikit-learn's
+        HistGradientBoostingRegressor: indices, feature names (X must then be
+        a DataFrame), a boolean mask of shape (n_features,), None for none,
+        or 'from_dtype' for the pandas ``category`` columns of a DataFrame.
+        A categorical column holds integer category codes in [0, 2**31);
+        NaN and negative values are missing. A pandas ``category`` column is
+        read by its categories, so the column at predict time may list them
+        in another order. A split on a categorical feature sends a set of
+        categories left (found as LightGBM does, by sorting the categories by
+        their mean gradient). Missing values, categories rarer than the
+        ``max_bins`` most frequent, and categories not seen in ``fit`` go to
+        the split's missing-value side. LightGBM's ``categorical_feature``.
+    max_features : float, default=1.0
+        Fraction of the features each tree may split on, drawn per tree.
+    subsample : float, default=1.0
+        Fraction of the training *queries* (not rows) used for each tree.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotonic constraint of each feature, as in scikit-learn's
+        ``HistGradientBoostingRegressor``: 1 the score never decreases when
+        the feature grows (all other features fixed), -1 it never
+        increases, 0 no constraint. A dict maps features, by name (for a
+        DataFrame ``X``) or by column index, to -1, 0 or 1; features left
+        out get 0. A split on a constrained feature is made only if its
+        children's values are in the constrained order, and every node's
+        value is kept between bounds set by the splits above it (the
+        mid-point of the children's values after a constrained split), so
+        every tree, and the model, is monotonic in the feature. LightGBM's
+        and XGBoost's ``monotone_constraints``.
+    interaction_cst : {"pairwise", "no_interactions"}, list of lists/tuples/sets or None, \
+default=None
+        Groups of features that may interact, as in scikit-learn's
+        ``HistGradientBoostingRegressor``: the features split on along any
+        path from a tree's root to a leaf all lie in one group. Features are
+        given by column index or, for a DataFrame ``X``, by name; those no
+        group lists form one more group. ``"pairwise"`` makes every pair of
+        features a group, ``"no_interactions"`` every feature alone (each
+        path of a tree then splits on one feature only). LightGBM's and
+        XGBoost's ``interaction_constraints``.
+    early_stopping : 'auto' or bool, default='auto'
+        Stop when the validation score (``scoring``) stops improving. 'auto'
+        enables it when a validation set is given or when there are more
+        than 10,000 rows.
+        With early stopping the model keeps the trees up to the best
+        validation score.
+    validation_fraction : float, int or None, default=0.1
+        Share (float) or number (int) of training queries held out for early
+        stopping when no ``X_val`` is given. The split is by query, never
+        by row. None stops on the training data.
+    validation_ndcg_k : int, default=10
+        Cutoff of the NDCG that ``scoring=None`` means. Only read then: with
+        another ``scoring`` it must stay 10 (write ``scoring="ndcg@5"``
+        rather than ``validation_ndcg_k=5`` with another metric).
+    scoring : str, RankingScorer or None, default=None
+        The metric that early stopping watches and that ``train_score_``,
+        ``validation_score_`` and ``verbose`` report, larger being better
+        (HistGradientBoosting's ``scoring``):
+
+        - None: NDCG@``validation_ndcg_k``, so ``"ndcg@10"`` by default;
+        - ``"ndcg@k"``, ``"map@k"``, ``"mrr@k"`` or ``"err@k"`` for a cutoff
+          ``k >= 1``, or ``"ndcg"``, ``"map"``, ``"mrr"``, ``"err"`` for no
+          cutoff (in any case): :func:`~sklearn_ltr.metrics.ndcg_score`,
+          :func:`~sklearn_ltr.metrics.map_score`,
+          :func:`~sklearn_ltr.metrics.mrr_score` or
+          :func:`~sklearn_ltr.metrics.err_score` with their defaults (tied
+          scores averaged; NDCG's gain ``2**y - 1``, a query without relevant
+          documents counting 1; for MAP and MRR labels >= 1 are relevant, and
+          such a query counts 0); ERR's ``max_grade`` is the largest label of
+          the fit's training and validation rows;
+        - a ranking scorer of :mod:`sklearn_ltr.metrics`, for other
+          parameters of a metric: ``ndcg_scorer(5, gain="linear")``,
+          ``make_ranking_scorer(err_score, k=10, max_grade=4)``. After every
+          tree it is called with the rows' query ids and a stand-in model
+          whose ``predict`` gives the current scores of those rows (nothing
+          is predicted again); with ``greater_is_better=False`` its value is
+          the negated metric. :func:`~sklearn_ltr.save_model` saves only the
+          string forms.
+
+        A Dask ranker's ``train_score_`` is the mean of the workers' values
+        weighted by their numbers of queries, which equals the in-memory
+        value for a mean over queries, as every metric above is.
+    n_iter_no_change : int, default=10
+        Stop after this many iterations without an improvement of more than
+        ``tol``.
+    tol : float, default=1e-7
+        Minimum improvement of the validation score that counts, in the
+        units of ``scoring``.
+    warm_start : bool, default=False
+        If True, ``fit`` adds trees to the fitted model up to ``n_estimators``
+        (with the same bins and seeds, so 50 + 50 trees equal 100).
+    importance_type : {"gain", "split"}, default="gain"
+        What ``feature_importances_`` adds up for each feature: the gain of
+        the splits on it ("gain") or their number ("split"), LightGBM's names.
+        Both are normalised to sum to one (LightGBM's are not, and its
+        default is "split").
+    verbose : int, default=0
+        Progress of the fit: first whether early stopping is on and why
+        (``"auto"`` turns it on above 10,000 rows) and how many queries are
+        held out; then iteration, train and validation score (named after
+        ``scoring``: "NDCG@10" by default, "score" for a scorer), elapsed
+        time and the time left (a range while early stopping may end the fit
+        sooner);
+        last why it ended and the best iteration kept. With 1, every
+        iteration, as a single line that updates in place on a terminal (a
+        line per iteration elsewhere); with N > 1, every N-th iteration and
+        the last, each on a line of its own.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split, the binning subsample, and query and
+        feature subsampling. The same seed gives the same model on any number
+        of threads.
+    n_jobs : int or None, default=None
+        Number of threads of the numba kernels of ``fit``, ``predict``,
+        ``staged_predict``, ``score`` (and of ``rank`` and ``predict_proba``,
+        which predict). None keeps numba's current count of the calling
+        thread: ``NUMBA_NUM_THREADS`` (by default all cores) unless lowered
+        with ``numba.set_num_threads``. -1 means ``NUMBA_NUM_THREADS``, -2
+        one fewer, and so on, as in scikit-learn; 0 is refused. Counts
+        above ``NUMBA_NUM_THREADS`` are cut to it without an error, so a
+        model saved with ``n_jobs=16`` predicts on a smaller machine. The
+        previous count is restored afterwards. The model and its
+        predictions are bit-identical for any value."""
+
+_ATTRIBUTES_DOC = """
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    is_categorical_ : ndarray of shape (``n_features_in_``,), dtype bool, or None
+        Which features are categorical; None if none is.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Feature names, when ``X`` was a DataFrame with string column names
+        (never includes ``"qid"``).
+    n_iter_ : int
+        Number of trees in the model.
+    do_early_stopping_ : bool
+        Whether early stopping was used.
+    train_score_ : ndarray
+        The ``scoring`` metric (NDCG@``validation_ndcg_k`` by default) on
+        (a sample of up to 10,000 rows of
+        whole queries of) the training data of the model with 0, 1, 2, ...
+        trees, for every tree grown: after early stopping it runs
+        ``n_iter_no_change`` entries past the ``n_iter_ + 1`` of the kept
+        model. Empty without early stopping or verbose output; NaN for trees
+        of an earlier warm-start fit that recorded none, or recorded another
+        metric (``scoring`` or ``validation_ndcg_k`` changed).
+    validation_score_ : ndarray
+        The same on the validation data of the last fit. Early stopping keeps
+        the trees up to the best of these, ``validation_score_[n_iter_]``
+        (never fewer than a warm start already had).
+    feature_importances_ : ndarray of shape (``n_features_in_``,)
+        Split gain (``importance_type="gain"``) or number of splits
+        ("split") per feature, normalised to sum to one.
+    objective_ : str
+        Name of the objective that was optimised."""
+
+
+def _ranker_doc(summary, parameters, example_class, attributes=""):
+    """A ranker's docstring: its ``summary``, its own ``parameters`` and
+    ``attributes`` before the shared ones, and an example fitting
+    ``example_class``."""
+    return (
+        summary
+        + """
+
+    Parameters
+    ----------"""
+        + parameters
+        + _SHARED_PARAMETERS_DOC
+        + """
+
+    Attributes
+    ----------"""
+        + attributes
+        + _ATTRIBUTES_DOC
+        + f"""
+
+    Examples
+    --------
+    >>> from sklearn_ltr import {example_class}
+    >>> from sklearn_ltr.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=10, random_state=0)
+    >>> ranker = {example_class}(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+    )
