@@ -24,6 +24,7 @@ from ._gbdt.constraints import check_interaction_cst, check_monotonic_cst
 from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from ._objectives import OBJECTIVES
 from ._objectives.multi_objective import check_secondary_labels
+from ._objectives.unbiased_lambdarank import check_positions
 from ._queries import (
     group_queries,
     resolve_qid,
@@ -254,14 +255,18 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val
         )
 
-    def _fit(self, X, y, *, qid, sample_weight, X_val, y_val, qid_val, y_secondary=None):
+    def _fit(self, X, y, *, qid, sample_weight, X_val, y_val, qid_val, y_secondary=None,
+             position=None):
         """The body of ``fit``; ``y_secondary`` (per-row secondary labels in
-        [0, 1], only LambdaMARTRanker exposes them) reaches the objective in
-        the training rows' query order."""
+        [0, 1]) and ``position`` (displayed ranks), which only
+        LambdaMARTRanker exposes, reach the objective in the training rows'
+        query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
         self._tree_constraints()  # refuse bad constraints before any binning
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
+        if position is not None:
+            position = check_positions(position, X.shape[0])
         self._check_validation_arguments(X_val, y_val, qid_val)
         has_validation_set = X_val is not None
 
@@ -317,13 +322,16 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
                 validation = (X_binned, y_train, train_offsets)
 
         largest_label = y.max() if validation is None else max(y.max(), validation[1].max())
-        extra = {} if y_secondary is None else {"y_secondary": y_secondary[train_rows]}
+        extra = {name: values[train_rows]
+                 for name, values in (("y_secondary", y_secondary), ("position", position))
+                 if values is not None}
         objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
         # Boosting reads only the binned rows and the objective: drop this
         # frame's references to the rest, so that what validation copied or
         # converted (a DataFrame, a list or integers in X: a float64 copy of
         # the whole matrix) is freed before the boosting loop allocates.
-        del X, y, qid, sample_weight, y_secondary, X_val, y_val, qid_val, order, train_rows, extra
+        del X, y, qid, sample_weight, y_secondary, position, X_val, y_val, qid_val, order
+        del train_rows, extra
         self._boost(
             TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
             objective_name=objective.name,
@@ -422,7 +430,18 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         self.train_score_ = self._booster.train_scores
         self.validation_score_ = self._booster.validation_scores
         self.objective_ = objective_name
+        self._set_objective_attributes(training.fitted_attributes())
         return self
+
+    def _set_objective_attributes(self, learned):
+        """Set the attributes the objective learned (``position_bias_``) and
+        drop those an earlier fit's objective set."""
+        for name in getattr(self, "_objective_attributes", ()):
+            if name not in learned and hasattr(self, name):
+                delattr(self, name)
+        for name, value in learned.items():
+            setattr(self, name, value)
+        self._objective_attributes = tuple(learned)
 
     def _fit_bin_mapper(self, X, train_rows):
         rng = np.random.default_rng([self._random_seed, 1])

@@ -1,12 +1,14 @@
 """The gradient-boosted rankers. Each one only picks an objective and its
 parameters; the rest is in :class:`sklearn_ltr._base.BaseGBRanker`."""
 
+import warnings
 from numbers import Integral, Real
 
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseGBRanker
+from ._objectives import OBJECTIVES
 from ._ranker_docs import _ranker_doc
 from ._registry import register_model_class
 from .metrics._checks import check_label_gain
@@ -45,7 +47,17 @@ class LambdaMARTRanker(BaseGBRanker):
     - gradient-descent leaf values (section 5.3), required by the blend.
 
     The exact formulas are in the docstring of the (private) objective
-    ``sklearn_ltr._objectives.multi_objective.LambdaRankMultiObjective``.""",
+    ``sklearn_ltr._objectives.multi_objective.LambdaRankMultiObjective``.
+
+    On clicks, ``position_debiasing="unbiased_lambdamart"`` with
+    ``fit(..., position=p)`` (the 1-based rank at which each document was
+    shown) corrects for position bias as Hu, Wang, Peng and Li, "Unbiased
+    LambdaMART: An Unbiased Pairwise Learning-to-Rank Algorithm" (WWW 2019)
+    do: each pair's lambda is divided by the position biases ``t+`` of the
+    clicked document's position and ``t-`` of the unclicked one's, which are
+    re-estimated from the pair losses after every tree (their eqs. 30-31;
+    XGBoost's ``lambdarank_unbiased``). The formulas are in the docstring of
+    ``sklearn_ltr._objectives.unbiased_lambdarank.UnbiasedLambdaRankObjective``.""",
         """
     sigma : float, default=1.0
         Steepness of the pairwise sigmoid.
@@ -96,8 +108,31 @@ class LambdaMARTRanker(BaseGBRanker):
         hessians set to the sample weights, so a leaf's value is the mean of
         its lambdas times ``learning_rate`` (divided by ``n + l2`` rather
         than ``n`` with ``l2_regularization``), splits minimise the squared
-        error of MART, and ``min_hessian_to_split`` counts rows.""",
+        error of MART, and ``min_hessian_to_split`` counts rows.
+    position_debiasing : {"unbiased_lambdamart"} or None, default=None
+        "unbiased_lambdamart": learn from clicks collected under position
+        bias, given ``fit(..., position=...)``, estimating the position
+        biases jointly with the trees (Hu et al., WWW 2019). None, or no
+        ``position`` in ``fit``, is plain LambdaMART. Cannot be combined
+        with the multiple-objective options.
+    position_bias_norm : float, default=1.0
+        ``p`` of the ``L_p`` regularisation of the position biases (Hu et
+        al., eqs. 30-31): each bias is a ratio of pair losses raised to
+        ``1 / (p + 1)``; larger ``p`` pulls the biases towards 1, ``p = 0``
+        does not regularise. XGBoost's ``lambdarank_bias_norm``.""",
         "LambdaMARTRanker",
+        attributes="""
+    position_bias_ : ndarray of shape (n_positions,)
+        With ``position_debiasing``: the estimated bias ``t+`` of clicked
+        (more relevant) documents at positions 1, 2, ...,
+        ``n_positions`` (the largest ``position`` of ``fit``), relative to
+        position 1 (``position_bias_[0] == 1``). Under a position-based
+        click model it estimates the examination probability, raised to
+        ``1 / (position_bias_norm + 1)``. 0 marks a position with no pair
+        to estimate it from. These are the biases after the last tree grown
+        (early stopping may keep fewer trees).
+    position_bias_unclicked_ : ndarray of shape (n_positions,)
+        The same for unclicked (less relevant) documents, ``t-``.""",
     )
 
     _parameter_constraints = {
@@ -113,11 +148,14 @@ class LambdaMARTRanker(BaseGBRanker):
         "sigmoid_mu": [Interval(Real, None, None, closed="neither")],
         "sigmoid_truncation": [Interval(Integral, 1, None, closed="left"), None],
         "leaf_estimation": [StrOptions({"newton", "gradient"})],
+        "position_debiasing": [StrOptions({"unbiased_lambdamart"}), None],
+        "position_bias_norm": [Interval(Real, 0, None, closed="left")],
     }
 
     # Routed like qid: with metadata routing on, GridSearchCV and
-    # cross_validate pass y_secondary=... to fit without set_fit_request.
-    __metadata_request__fit = {"y_secondary": True}
+    # cross_validate pass y_secondary=... and position=... to fit without
+    # set_fit_request.
+    __metadata_request__fit = {"y_secondary": True, "position": True}
 
     def __init__(
         self,
@@ -133,6 +171,8 @@ class LambdaMARTRanker(BaseGBRanker):
         sigmoid_mu=0.0,
         sigmoid_truncation=None,
         leaf_estimation="newton",
+        position_debiasing=None,
+        position_bias_norm=1.0,
         n_estimators=100,
         learning_rate=0.1,
         max_leaf_nodes=31,
@@ -195,11 +235,13 @@ class LambdaMARTRanker(BaseGBRanker):
         self.sigmoid_mu = sigmoid_mu
         self.sigmoid_truncation = sigmoid_truncation
         self.leaf_estimation = leaf_estimation
+        self.position_debiasing = position_debiasing
+        self.position_bias_norm = position_bias_norm
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
-        self, X, y, *, qid=None, sample_weight=None, y_secondary=None, X_val=None, y_val=None,
-        qid_val=None,
+        self, X, y, *, qid=None, sample_weight=None, y_secondary=None, position=None, X_val=None,
+        y_val=None, qid_val=None,
     ):
         """Fit the ranker.
 
@@ -221,6 +263,11 @@ class LambdaMARTRanker(BaseGBRanker):
             rates), used by ``lambda(C)`` when ``secondary_weight > 0`` and
             ignored otherwise. Requested through metadata routing like
             ``qid``.
+        position : array-like of shape (n_samples,), default=None
+            The 1-based rank at which each row was displayed when its label
+            (a click) was collected, used by ``position_debiasing`` and
+            ignored otherwise. Requested through metadata routing like
+            ``qid``.
         X_val, y_val, qid_val : default=None
             A validation set for early stopping (on the ``scoring`` metric of
             ``y_val``). If not given and early stopping is on,
@@ -237,9 +284,25 @@ class LambdaMARTRanker(BaseGBRanker):
                 "fit(..., y_secondary=...) with one value in [0, 1] per row, or set "
                 "secondary_weight=0."
             )
+        if self.position_debiasing is not None:
+            if not self._is_plain():
+                raise ValueError(
+                    f"position_debiasing={self.position_debiasing!r} debiases plain LambdaMART; "
+                    "it cannot be combined with secondary_weight, lambda_schedule or "
+                    "leaf_estimation='gradient'. Set position_debiasing=None or drop those "
+                    "options."
+                )
+            if position is None:
+                warnings.warn(
+                    f"position_debiasing={self.position_debiasing!r} needs the displayed "
+                    "positions: pass fit(..., position=...). Without them this fit is plain "
+                    "LambdaMART.",
+                    UserWarning,
+                    stacklevel=3,
+                )
         return self._fit(
             X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
-            y_secondary=y_secondary,
+            y_secondary=y_secondary, position=position,
         )
 
     def _is_plain(self):
@@ -279,9 +342,22 @@ class LambdaMARTRanker(BaseGBRanker):
             )
         return params
 
-    def _make_objective(self, y, offsets, sample_weight, y_secondary=None):
-        # Secondary labels are checked whenever given, but only lambda(C) reads
-        # them; with secondary_weight=0 the objective never sees them.
+    def _debiases(self, position):
+        return self.position_debiasing is not None and position is not None
+
+    def _make_objective(self, y, offsets, sample_weight, y_secondary=None, position=None):
+        # Secondary labels and positions are checked whenever given, but only
+        # lambda(C) and the debiasing read them; the plain objective never
+        # sees them.
+        if self._debiases(position):
+            initial = None
+            if self._adds_to_fitted_model() and hasattr(self, "position_bias_"):
+                # A warm start continues the estimate of the biases.
+                initial = (self.position_bias_, self.position_bias_unclicked_)
+            return OBJECTIVES["lambdarank_unbiased"](
+                y, offsets, sample_weight, **self._objective_params(), position=position,
+                position_bias_norm=self.position_bias_norm, initial_position_bias=initial,
+            )
         row_params = {}
         if y_secondary is not None and self.secondary_weight > 0:
             row_params["y_secondary"] = y_secondary

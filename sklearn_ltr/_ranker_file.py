@@ -276,6 +276,9 @@ def ranker_content(estimator, classes):
     for attr in ("platt_coef_", "platt_intercept_"):
         if hasattr(estimator, attr):
             fitted[attr] = _float_to_json(getattr(estimator, attr))
+    for attr in _POSITION_BIAS_ATTRIBUTES:
+        if hasattr(estimator, attr):
+            fitted[attr] = [_float_to_json(v) for v in getattr(estimator, attr)]
 
     is_categorical = getattr(mapper, "is_categorical_", None)
     pandas_categories = getattr(estimator, "_pandas_categories", {})
@@ -626,6 +629,36 @@ def build_ranker(document, a):
         estimator.platt_intercept_ = _float_from_json(fitted["platt_intercept_"], "platt_intercept_")
     elif name == "CalibratedRanker" and estimator.calibration == "platt":
         raise ModelFileError("a CalibratedRanker with calibration='platt' needs platt_coef_")
+    estimator._set_objective_attributes(_position_biases(fitted, objective_name))
     return estimator
+
+
+# Fitted by the unbiased LambdaMART objective; absent from other models.
+_POSITION_BIAS_ATTRIBUTES = ("position_bias_", "position_bias_unclicked_")
+
+
+def _position_biases(fitted, objective_name):
+    """The position biases in ``fitted`` (name -> array), which exist
+    exactly for models of the unbiased LambdaMART objective."""
+    present = [attr in fitted for attr in _POSITION_BIAS_ATTRIBUTES]
+    if present != [objective_name == "lambdarank_unbiased"] * len(present):
+        raise ModelFileError(
+            "position_bias_ and position_bias_unclicked_ belong together, to models of the "
+            "lambdarank_unbiased objective"
+        )
+    biases = {}
+    for attr in _POSITION_BIAS_ATTRIBUTES:
+        if attr not in fitted:
+            continue
+        values = fitted[attr]
+        if not isinstance(values, list) or not values:
+            raise ModelFileError(f"fitted.{attr} must be a non-empty list of numbers")
+        array = np.array([_float_from_json(v, f"fitted.{attr}") for v in values])
+        if not np.all(np.isfinite(array)) or np.any(array < 0):
+            raise ModelFileError(f"fitted.{attr} must hold finite non-negative numbers")
+        biases[attr] = array
+    if biases and biases["position_bias_"].shape != biases["position_bias_unclicked_"].shape:
+        raise ModelFileError("position_bias_ and position_bias_unclicked_ differ in length")
+    return biases
 
 

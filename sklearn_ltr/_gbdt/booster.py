@@ -370,7 +370,7 @@ class TrainingData:
         rows = self.node_rows
         _add_binned_tree(nodes, rows.X_binned, self.raw_scores, rows.missing_values_bin_idx)
 
-    def compute_gradients(self, iteration, random_seed, rng=None):
+    def compute_gradients(self, iteration, random_seed, rng=None, shared=False):
         """Fill ``gradients`` and ``hessians`` for tree ``iteration``.
 
         The objective's random draws (XE-NDCG's gamma) come from a generator
@@ -378,6 +378,16 @@ class TrainingData:
         not shift the draws of column and query sampling. ``rng`` replaces
         that generator (a Dask worker passes one that keeps its own rows'
         share of the draws of the whole training set).
+
+        Then the objective updates its own estimates (Unbiased LambdaMART's
+        position biases) from its :meth:`~BaseObjective.iteration_statistics`,
+        unless ``shared``: a Dask worker returns them instead, for the client
+        to add up over all workers and pass to :meth:`end_iteration`.
+
+        Returns
+        -------
+        statistics : ndarray or None
+            With ``shared``, the objective's statistics of these rows.
         """
         objective = self.objective
         set_iteration = getattr(objective, "set_iteration", None)
@@ -390,6 +400,19 @@ class TrainingData:
             rng = objective_generator(random_seed, iteration)
         objective.prepare_iteration(rng)
         objective.gradient_hessian(self.raw_scores, self.gradients, self.hessians)
+        statistics = objective.iteration_statistics()
+        if shared or statistics is None:
+            return statistics
+        objective.end_iteration(statistics)
+        return None
+
+    def end_iteration(self, statistics):
+        """Pass the objective its statistics summed over all training rows."""
+        self.objective.end_iteration(statistics)
+
+    def fitted_attributes(self):
+        """The estimator attributes the objective learned (name -> value)."""
+        return self.objective.fitted_attributes()
 
     def add_tree(self, tree, sampled):
         """Add a grown tree's values to the raw scores."""

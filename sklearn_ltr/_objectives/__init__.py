@@ -16,6 +16,7 @@ from ._base import BaseObjective
 _REGISTRY = {
     "lambdarank": ("lambdarank", "LambdaRankObjective"),
     "lambdarank_multi": ("multi_objective", "LambdaRankMultiObjective"),
+    "lambdarank_unbiased": ("unbiased_lambdarank", "UnbiasedLambdaRankObjective"),
     "xendcg": ("xendcg", "XENDCGObjective"),
     "listnet": ("listnet", "ListNetObjective"),
     "sigmoid": ("rcr", "SigmoidCEObjective"),
@@ -66,5 +67,6 @@ __all__ = [
     "SigmoidCEObjective",
     "SigmoidSoftmaxCEObjective",
     "SoftmaxCEObjective",
+    "UnbiasedLambdaRankObjective",
     "XENDCGObjective",
 ]

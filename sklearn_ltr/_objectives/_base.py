@@ -138,6 +138,30 @@ class BaseObjective:
             The fit's seeded generator.
         """
 
+    def iteration_statistics(self):
+        """Sums over this iteration's rows that the objective's own estimates
+        depend on (Unbiased LambdaMART's pair costs by position), or None.
+
+        Called after :meth:`gradient_hessian`. A distributed fit adds them
+        over the workers and passes the total to :meth:`end_iteration` on
+        every worker, so all of them update their estimates alike.
+
+        Returns
+        -------
+        statistics : ndarray or None
+            None here: nothing is estimated besides the trees.
+        """
+        return None
+
+    def end_iteration(self, statistics):
+        """Update the objective's estimates from :meth:`iteration_statistics`
+        summed over all training rows; nothing to do here."""
+
+    def fitted_attributes(self):
+        """Estimator attributes learned by the objective (name -> value);
+        none here."""
+        return {}
+
     def _check_scores(self, raw_scores):
         """Raw scores for :meth:`loss`, as a contiguous float64 array."""
         raw_scores = np.ascontiguousarray(raw_scores, dtype=Y_DTYPE)

@@ -272,7 +272,13 @@ class TrainingShard:
         rng = _RowShareGenerator(
             objective_generator(random_seed, iteration), self._n_total, self._global_positions
         )
-        self.training.compute_gradients(iteration, random_seed, rng=rng)
+        return self.training.compute_gradients(iteration, random_seed, rng=rng, shared=True)
+
+    def end_iteration(self, statistics):
+        self.training.end_iteration(statistics)
+
+    def fitted_attributes(self):
+        return self.training.fitted_attributes()
 
     def start_tree(self, local_sample, feature_mask):
         """Put this tree's rows in the root; return their count and sums."""
@@ -409,7 +415,17 @@ class DistributedTrainingData:
         gather([shard.start_scores(baseline, trees) for shard in self.shards])
 
     def compute_gradients(self, iteration, random_seed):
-        gather([shard.compute_gradients(iteration, random_seed) for shard in self.shards])
+        statistics = gather([shard.compute_gradients(iteration, random_seed)
+                             for shard in self.shards])
+        if statistics[0] is not None:
+            # Every shard updates its objective's estimates from the sums
+            # over all rows, as the objective of a single process would.
+            total = sum(statistics[1:], statistics[0])
+            gather([shard.end_iteration(total) for shard in self.shards])
+
+    def fitted_attributes(self):
+        # The shards' objectives agree: they were given the same totals.
+        return gather([self.shards[0].fitted_attributes()])[0]
 
     def add_tree(self, tree, sampled):
         leaf_ids = tree.leaf_nodes
