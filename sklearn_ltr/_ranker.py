@@ -284,6 +284,15 @@ class LambdaMARTRanker(BaseGBRanker):
                 "fit(..., y_secondary=...) with one value in [0, 1] per row, or set "
                 "secondary_weight=0."
             )
+        self._check_debiasing(position)
+        return self._fit(
+            X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
+            y_secondary=y_secondary, position=position,
+        )
+
+    def _check_debiasing(self, position):
+        """Refuse debiasing with the multiple-objective options; warn if it
+        has no positions."""
         if self.position_debiasing is not None:
             if not self._is_plain():
                 raise ValueError(
@@ -298,12 +307,8 @@ class LambdaMARTRanker(BaseGBRanker):
                     "positions: pass fit(..., position=...). Without them this fit is plain "
                     "LambdaMART.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
-        return self._fit(
-            X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
-            y_secondary=y_secondary, position=position,
-        )
 
     def _is_plain(self):
         """True when no multiple-objective option is on: plain LambdaMART."""

@@ -592,3 +592,39 @@ def test_rechunk_by_query_cuts_arrays_at_query_starts(client, data):
     assert np.isnan(unknown.shape[0])
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         rechunk_by_query(unknown, *arrays)
+
+
+def _displayed_positions(qid, seed):
+    """A 1-based position for every row: its place in a random order of its
+    query's rows."""
+    rng = np.random.default_rng(seed)
+    position = np.empty(qid.shape[0], dtype=np.int64)
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        position[rows] = rng.permutation(rows.shape[0]) + 1
+    return position
+
+
+def test_position_debiasing_matches_single_process(client, data):
+    # The workers' pair costs are summed before the biases are re-estimated,
+    # so every shard debiases with the biases of the single-process fit.
+    X, y, qid = data
+    clicks = (y > 1).astype(float)
+    position = _displayed_positions(qid, 0)
+    params = dict(PARAMS, position_debiasing="unbiased_lambdamart")
+    ddf = _frame(X, clicks, qid, position=position)
+    distributed = DaskLambdaMARTRanker(**params).fit(
+        ddf.drop(columns=["label", "position"]), ddf["label"], position=ddf["position"])
+    local = LambdaMARTRanker(**params).fit(X, clicks, qid=qid, position=position)
+    assert local.objective_ == distributed.objective_ == "lambdarank_unbiased"
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(distributed.position_bias_, local.position_bias_, rtol=1e-9)
+    np.testing.assert_allclose(distributed.position_bias_unclicked_,
+                               local.position_bias_unclicked_, rtol=1e-9)
+    # Debiasing changed the model: the plain fit differs.
+    plain = LambdaMARTRanker(**PARAMS).fit(X, clicks, qid=qid)
+    assert not np.allclose(plain.predict(X), local.predict(X))
+    buffer = io.BytesIO()
+    distributed.save_model(buffer)
+    buffer.seek(0)
+    np.testing.assert_array_equal(load_model(buffer).position_bias_, distributed.position_bias_)

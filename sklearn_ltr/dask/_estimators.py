@@ -133,10 +133,16 @@ class _DaskRankerMixin:
         self : object
             The fitted ranker.
         """
+        return self._fit_dask(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val,
+                              y_val=y_val, qid_val=qid_val)
+
+    def _fit_dask(self, X, y, *, qid, sample_weight, X_val, y_val, qid_val, **rows):
+        """``fit`` with the per-row arrays ``rows`` that only some rankers
+        take (LambdaMART's ``position``), partitioned like ``X``."""
         if not is_dask_collection(X):
             return self._local_class.fit(
                 self, X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val,
-                qid_val=qid_val,
+                qid_val=qid_val, **rows,
             )
         from distributed import default_client
 
@@ -156,7 +162,7 @@ class _DaskRankerMixin:
             self._tree_constraints()  # refuse bad constraints before the workers start
             parts = client.compute(
                 partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table(),
-                                categories=self._pandas_categories)
+                                categories=self._pandas_categories, **rows)
             )
             shard_futures, shards = self._start_shards(client, parts)
             # The shards hold the partitions now; without the futures the
@@ -472,7 +478,9 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
 
     Differences from the in-memory ranker: early stopping cannot score the
     training data itself (``validation_fraction=None``); ``y_secondary`` and
-    sparse input are not supported; pandas ``category`` columns must have
+    sparse input are not supported (``position`` is, partitioned like ``X``,
+    and the workers' pair costs are summed to estimate the position
+    biases); pandas ``category`` columns must have
     categories known to dask (``ddf.categorize()``); the fit uses the
     current ``distributed.Client``. ``n_jobs`` sets the numba threads of the
     client's share of a fit (bin thresholds, validation scores) and of
@@ -502,6 +510,32 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     """
 
     _local_class = LambdaMARTRanker
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, qid=None, sample_weight=None, position=None, X_val=None, y_val=None,
+            qid_val=None):
+        """Fit the ranker on the workers that hold the data.
+
+        Parameters
+        ----------
+        X, y, qid, sample_weight, X_val, y_val, qid_val
+            As :meth:`_DaskRankerMixin.fit
+            <sklearn_ltr.dask.DaskXENDCGRanker.fit>`.
+        position : dask Series or dask Array of shape (n_samples,), default=None
+            Displayed 1-based ranks for ``position_debiasing``, partitioned
+            like ``X`` (see :meth:`LambdaMARTRanker.fit
+            <sklearn_ltr.LambdaMARTRanker.fit>`).
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        if is_dask_collection(X) and self.position_debiasing is not None:
+            LambdaMARTRanker._check_debiasing(self, position)
+        rows = {} if position is None else {"position": position}
+        return self._fit_dask(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val,
+                              y_val=y_val, qid_val=qid_val, **rows)
 
 
 class DaskXENDCGRanker(_DaskRankerMixin, XENDCGRanker):

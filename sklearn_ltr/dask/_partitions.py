@@ -45,10 +45,10 @@ def _row_chunks(collection):
     return None
 
 
-def partition_tasks(X, y, qid, sample_weight, label_gain=None, categories=None):
+def partition_tasks(X, y, qid, sample_weight, label_gain=None, categories=None, position=None):
     """Delayed ``make_part`` tasks, one per partition of ``X``.
 
-    ``y``, ``qid`` and ``sample_weight`` must be partitioned like ``X``
+    ``y``, ``qid``, ``sample_weight`` and ``position`` must be partitioned like ``X``
     (as they are when they come from the same DataFrame, or from arrays with
     the same row chunks). ``label_gain`` is the ranker's checked gain table
     (or None), against which each partition checks its labels; ``categories``
@@ -60,9 +60,11 @@ def partition_tasks(X, y, qid, sample_weight, label_gain=None, categories=None):
     from ._shard import make_part
 
     blocks = {"X": _blocks(X, "X"), "y": _blocks(y, "y"), "qid": _blocks(qid, "qid"),
-              "sample_weight": _blocks(sample_weight, "sample_weight")}
+              "sample_weight": _blocks(sample_weight, "sample_weight"),
+              "position": _blocks(position, "position")}
     n_parts = len(blocks["X"])
-    for name, collection in (("y", y), ("qid", qid), ("sample_weight", sample_weight)):
+    for name, collection in (("y", y), ("qid", qid), ("sample_weight", sample_weight),
+                             ("position", position)):
         if collection is None:
             continue
         if len(blocks[name]) != n_parts:
@@ -84,6 +86,7 @@ def partition_tasks(X, y, qid, sample_weight, label_gain=None, categories=None):
             None if sample_weight is None else blocks["sample_weight"][p],
             label_gain,
             categories,
+            None if position is None else blocks["position"][p],
         ))
     return tasks
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._categorical_input import encode_pandas_categories
 from .._input_checks import check_labels, check_numeric_columns
+from .._objectives.unbiased_lambdarank import check_positions
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
@@ -42,8 +43,8 @@ __all__ = [
 _SENT_FIELDS = 3
 
 
-def make_part(X, y, qid, sample_weight, label_gain=None, categories=None):
-    """One partition as plain arrays: ``(X, y, qid, sample_weight)``.
+def make_part(X, y, qid, sample_weight, label_gain=None, categories=None, position=None):
+    """One partition as plain arrays: ``(X, y, qid, sample_weight, position)``.
 
     Runs on the worker that computes the partition. ``X`` may be a pandas
     DataFrame with a ``"qid"`` column (used when ``qid`` is None) or an array.
@@ -81,7 +82,9 @@ def make_part(X, y, qid, sample_weight, label_gain=None, categories=None):
             raise ValueError(
                 f"a partition of sample_weight has {sample_weight.shape[0]} values for {n} rows."
             )
-    return X, y, qid, sample_weight
+    if position is not None:
+        position = check_positions(np.asarray(position).reshape(-1), n)
+    return X, y, qid, sample_weight, position
 
 
 class _RowShareGenerator:
@@ -117,7 +120,7 @@ class TrainingShard:
 
     Parameters
     ----------
-    *parts : tuple of (X, y, qid, sample_weight)
+    *parts : tuple of (X, y, qid, sample_weight, position)
         The partitions stored on this worker (see :func:`make_part`), in
         partition order. No query may span two partitions.
     """
@@ -132,21 +135,23 @@ class TrainingShard:
         self._parts = [part for part in parts if part[0].shape[0] > 0]
         if any(part[0].shape[1] != self.n_features for part in self._parts):
             raise ValueError("the partitions of X have different numbers of columns.")
-        if not self._parts:
-            self._qid = np.zeros(0, dtype=np.int64)
-            has_weights = False
-        else:
-            self._qid = np.concatenate([part[2] for part in self._parts])
-            has_weights = [part[3] is not None for part in self._parts]
-            if any(has_weights) and not all(has_weights):
-                raise ValueError("sample_weight is missing for some partitions.")
-            has_weights = all(has_weights)
+        self._qid = (np.concatenate([part[2] for part in self._parts]) if self._parts
+                     else np.zeros(0, dtype=np.int64))
         self._order, self._offsets, self._unique_qids = group_queries(self._qid)
         labels = [part[1] for part in self._parts]
         self._y = np.concatenate(labels)[self._order] if labels else np.zeros(0)
-        self._weights = (
-            np.concatenate([part[3] for part in self._parts])[self._order] if has_weights else None
-        )
+        self._weights = self._optional_column(3, "sample_weight")
+        self._position = self._optional_column(4, "position")
+
+    def _optional_column(self, index, name):
+        """Column ``index`` of the parts in query order, or None if no part
+        has it; an error if only some have it."""
+        given = [part[index] is not None for part in self._parts]
+        if not any(given):
+            return None
+        if not all(given):
+            raise ValueError(f"{name} is missing for some partitions.")
+        return np.concatenate([part[index] for part in self._parts])[self._order]
 
     # -- set-up -------------------------------------------------------------
 
@@ -187,14 +192,14 @@ class TrainingShard:
         held_parts, kept_parts = [], []
         # Part by part, so that at most one partition is copied at a time.
         while self._parts:
-            X, y, qid, weight = self._parts.pop(0)
+            X, y, qid, weight, position = self._parts.pop(0)
             held = np.isin(qid, held_ids)
             held_parts.append((X[held], y[held], qid[held]))
             kept = ~held
-            kept_parts.append(
-                (X[kept], y[kept], qid[kept], None if weight is None else weight[kept])
-            )
-            del X, y, qid, weight
+            kept_parts.append((X[kept], y[kept], qid[kept],
+                               None if weight is None else weight[kept],
+                               None if position is None else position[kept]))
+            del X, y, qid, weight, position
         if not held_parts:  # a shard without rows
             held_parts = [(np.zeros((0, self.n_features), dtype=X_DTYPE), np.zeros(0),
                            self._qid)]
@@ -256,7 +261,8 @@ class TrainingShard:
             start += n
         self._parts = None  # the raw values are no longer needed
         y = estimator._checked_labels(self._y)
-        objective = estimator._make_objective(y, self._offsets, self._weights)
+        rows = {} if self._position is None else {"position": self._position}
+        objective = estimator._make_objective(y, self._offsets, self._weights, **rows)
         self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
@@ -419,8 +425,11 @@ class DistributedTrainingData:
                              for shard in self.shards])
         if statistics[0] is not None:
             # Every shard updates its objective's estimates from the sums
-            # over all rows, as the objective of a single process would.
-            total = sum(statistics[1:], statistics[0])
+            # over all rows, as the objective of a single process would. A
+            # shard's sums stop at its own largest position: pad with zeros.
+            width = max(s.shape[-1] for s in statistics)
+            total = sum(np.pad(s, [(0, 0)] * (s.ndim - 1) + [(0, width - s.shape[-1])])
+                        for s in statistics)
             gather([shard.end_iteration(total) for shard in self.shards])
 
     def fitted_attributes(self):
