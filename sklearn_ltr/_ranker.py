@@ -307,7 +307,7 @@ class LambdaMARTRanker(BaseGBRanker):
                     "positions: pass fit(..., position=...). Without them this fit is plain "
                     "LambdaMART.",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=5,  # the caller of fit, past its two wrappers
                 )
 
     def _is_plain(self):
