@@ -190,6 +190,16 @@ FOREIGN_NAMES = {
     "sigmoid": Habit(_LGB, "sigma"),
     "lambdarank_truncation_level": Habit(_LGB, "truncation_level"),
     "lambdarank_norm": Habit(_LGB, "normalize_lambdas"),
+    "lambdarank_unbiased": Habit(
+        _XGB, "position_debiasing", "with fit(..., position=displayed_rank): positions are "
+        "given, not read from the order of the rows within a query"
+    ),
+    "lambdarank_bias_norm": Habit(_XGB, "position_bias_norm"),
+    "lambdarank_position_bias_regularization": Habit(
+        _LGB, None, "LightGBM fits an additive score bias per position; here "
+        "position_debiasing='unbiased_lambdamart' with fit(..., position=...) estimates "
+        "position propensities instead (Hu et al., WWW 2019)"
+    ),
     # The same name, but LambdaMARTRanker's only: the others get a pointer.
     "label_gain": Habit(_LGB, "label_gain"),
     # -- early stopping and metrics (fit arguments in LightGBM) ---------------
@@ -347,6 +357,8 @@ def _value_for(name, value):
         return None
     if name == "silent":
         return 0 if value else 1
+    if name == "lambdarank_unbiased":
+        return "unbiased_lambdamart" if value else None
     if name in ("monotone_constraints", "monotone_constraint", "mc", "interaction_constraints"):
         return _constraints_value(value)
     return value

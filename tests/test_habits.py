@@ -116,6 +116,7 @@ def test_the_issue_example_word_for_word():
         (dict(metric="MAP@5"), dict(scoring="map@5")),
         (dict(sigmoid=2.0), dict(sigma=2.0)),
         (dict(lambdarank_truncation_level=10), dict(truncation_level=10)),
+        (dict(lambdarank_bias_norm=2.0), dict(position_bias_norm=2.0)),
         (dict(monotone_constraints=[1, 0, -1, 0]), dict(monotonic_cst=[1, 0, -1, 0])),
         (dict(monotone_constraints="(1,0,-1,0)"), dict(monotonic_cst=[1, 0, -1, 0])),
         (dict(mc=(0, 1, 0, 0)), dict(monotonic_cst=[0, 1, 0, 0])),
@@ -146,6 +147,7 @@ def test_the_suggested_call_works(kwargs, fix, data):
         ("min_split_gain", "no minimum split gain"),
         ("colsample_bynode", "max_features draws per tree"),
         ("boosting_type", "only gradient boosting"),
+        ("lambdarank_position_bias_regularization", "estimates position propensities"),
     ],
 )
 def test_names_without_an_equivalent_say_so(name, message):
@@ -419,3 +421,11 @@ def test_dask_rankers_name_themselves_and_their_dask_equivalents(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DaskLambdaMARTRanker(**SMALL).fit(X, y, qid=qid)  # in memory: the local fit
+
+
+def test_xgboost_unbiased_lambdarank_names_the_option_and_the_positions():
+    with pytest.raises(TypeError) as info:
+        LambdaMARTRanker(lambdarank_unbiased=True)
+    assert "fit(..., position=displayed_rank)" in str(info.value)
+    assert str(info.value).endswith(
+        "LambdaMARTRanker(position_debiasing='unbiased_lambdamart').")
