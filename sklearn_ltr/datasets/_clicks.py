@@ -91,13 +91,13 @@ def _check_labels(y):
         if fractional.size:
             i = int(fractional[0])
             raise ValueError(
-                f"y must hold integer relevance labels (0, 1, 2, ...); got {y[i]!r} "
+                f"y must hold integer relevance labels (0, 1, 2, ...); got {y[i].item()!r} "
                 f"at row {i}. Round or bin graded labels before simulating clicks."
             )
     if y.size and y.min() < 0:
         i = int(np.argmin(y))
         raise ValueError(
-            f"y must hold non-negative relevance labels; got {y[i]!r} at row {i}."
+            f"y must hold non-negative relevance labels; got {y[i].item()!r} at row {i}."
         )
     return y.astype(np.int64)
 
