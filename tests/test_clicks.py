@@ -336,3 +336,44 @@ def test_a_ranker_trained_on_clicks_beats_random_on_the_true_labels():
     random = [ndcg_score(y[test], rng.random(test.sum()), qid=qid[test], k=10)
               for _ in range(50)]
     assert learned > np.mean(random) + 0.05, (learned, np.mean(random))
+
+
+# -- doc/user_guide/clicks.rst ---------------------------------------------------------
+
+
+def python_blocks(path):
+    """The bodies of the page's ``.. code-block:: python`` directives."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    blocks = []
+    for match in re.finditer(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", text):
+        blocks.append("\n".join(line[4:] for line in match.group(1).splitlines()))
+    return blocks
+
+
+def test_the_page_runs_and_its_claims_hold():
+    blocks = python_blocks(PAGE)
+    assert len(blocks) == 2
+    ns = {}
+    exec(compile(blocks[0], PAGE, "exec"), ns)
+    X, y, qid, log = ns["X"], ns["y"], ns["qid"], ns["log"]
+    X_test, y_test, qid_test = ns["X_test"], ns["y_test"], ns["qid_test"]
+    on_clicks = ndcg_score(y_test, ns["ranker"].predict(X_test), qid=qid_test, k=10)
+    # "far better than chance, though not as well as ... trained on the labels"
+    rng = np.random.default_rng(0)
+    chance = np.mean([ndcg_score(y_test, rng.random(y_test.size), qid=qid_test, k=10)
+                      for _ in range(50)])
+    on_labels = ndcg_score(
+        y_test,
+        LambdaMARTRanker(early_stopping=False, random_state=0).fit(X, y, qid=qid).predict(X_test),
+        qid=qid_test, k=10)
+    assert chance + 0.05 < on_clicks < on_labels, (chance, on_clicks, on_labels)
+    # "more than 10,000 rows, so the default early_stopping='auto' would stop"
+    assert log.row.size > 10_000
+    default = LambdaMARTRanker(n_estimators=1, random_state=0)
+    assert default.fit(X[log.row], log.click, qid=log.session).do_early_stopping_
+
+    exec(compile(blocks[1], PAGE, "exec"), ns)
+    log = ns["log"]
+    assert np.bincount(log.session, weights=log.click).max() == 1  # one click at most
+    assert log.session.max() + 1 == 100 * np.unique(qid).size

@@ -266,10 +266,10 @@ def simulate_clicks(
 
     Notes
     -----
-    The default attractiveness is the noisy-click model of Joachims et al.
-    (2017) and Ai et al. (2018): a relevant document draws clicks in
-    proportion to its exponential gain, and any examined document draws a
-    click with probability ``click_noise``. Methods that correct the position
+    The default attractiveness is the graded click-noise model of Ai et al.
+    (2018), after the noisy clicks of Joachims et al. (2017): it rises
+    linearly with the exponential gain ``2**y - 1``, from ``click_noise``
+    for label 0 to 1 for ``max_label``. Methods that correct the position
     bias of the clicks (such as Hu et al.'s unbiased LambdaMART) also need
     the rank at which each document was shown: ``log.position``.
 
