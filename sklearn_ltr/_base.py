@@ -325,7 +325,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         extra = {name: values[train_rows]
                  for name, values in (("y_secondary", y_secondary), ("position", position))
                  if values is not None}
-        objective = self._make_objective(y_train, train_offsets, weight_train, **extra)
+        objective = self._make_objective(y_train, train_offsets, weight_train, **extra,
+                                         **self._objective_state(warm))
         # Boosting reads only the binned rows and the objective: drop this
         # frame's references to the rest, so that what validation copied or
         # converted (a DataFrame, a list or integers in X: a float64 copy of
@@ -485,6 +486,12 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             monotonic_cst,
             check_interaction_cst(self.interaction_cst, self.n_features_in_, names),
         )
+
+    def _objective_state(self, warm):
+        """What the objective of a fit starts from besides the data (keyword
+        arguments of :meth:`_make_objective`): nothing, unless a subclass's
+        objective learns estimates that a warm start continues."""
+        return {}
 
     def _make_objective(self, y, offsets, sample_weight, **row_params):
         objective_class = OBJECTIVES[self._objective_name]

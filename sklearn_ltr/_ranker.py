@@ -350,18 +350,23 @@ class LambdaMARTRanker(BaseGBRanker):
     def _debiases(self, position):
         return self.position_debiasing is not None and position is not None
 
-    def _make_objective(self, y, offsets, sample_weight, y_secondary=None, position=None):
+    def _objective_state(self, warm):
+        # A warm start continues the estimate of the position biases.
+        if warm and hasattr(self, "position_bias_"):
+            return {"initial_position_bias": (self.position_bias_,
+                                              self.position_bias_unclicked_)}
+        return {}
+
+    def _make_objective(self, y, offsets, sample_weight, y_secondary=None, position=None,
+                        initial_position_bias=None):
         # Secondary labels and positions are checked whenever given, but only
         # lambda(C) and the debiasing read them; the plain objective never
         # sees them.
         if self._debiases(position):
-            initial = None
-            if self._adds_to_fitted_model() and hasattr(self, "position_bias_"):
-                # A warm start continues the estimate of the biases.
-                initial = (self.position_bias_, self.position_bias_unclicked_)
             return OBJECTIVES["lambdarank_unbiased"](
                 y, offsets, sample_weight, **self._objective_params(), position=position,
-                position_bias_norm=self.position_bias_norm, initial_position_bias=initial,
+                position_bias_norm=self.position_bias_norm,
+                initial_position_bias=initial_position_bias,
             )
         row_params = {}
         if y_secondary is not None and self.secondary_weight > 0:

@@ -628,3 +628,10 @@ def test_position_debiasing_matches_single_process(client, data):
     distributed.save_model(buffer)
     buffer.seek(0)
     np.testing.assert_array_equal(load_model(buffer).position_bias_, distributed.position_bias_)
+    # A warm start continues the biases on the workers too.
+    warm = DaskLambdaMARTRanker(**dict(params, n_estimators=6, warm_start=True))
+    fit_args = (ddf.drop(columns=["label", "position"]), ddf["label"])
+    warm.fit(*fit_args, position=ddf["position"]).set_params(n_estimators=12)
+    warm.fit(*fit_args, position=ddf["position"])
+    _assert_same_model(warm, local, X, to_frame(X, qid))
+    np.testing.assert_allclose(warm.position_bias_, local.position_bias_, rtol=1e-9)

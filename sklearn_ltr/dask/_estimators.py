@@ -207,7 +207,8 @@ class _DaskRankerMixin:
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
         infos = gather([
-            shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()))
+            shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()),
+                                  self._objective_state(warm))
             for shard in shards
         ])
         objective_name = infos[0][0]

@@ -239,9 +239,11 @@ class TrainingShard:
             out[mask] = part[0][sources[mask] - starts[p]]
         return out
 
-    def bin_and_prepare(self, bin_mapper, estimator):
+    def bin_and_prepare(self, bin_mapper, estimator, objective_state):
         """Bin this shard's rows (in query order), drop the raw values, and
-        make the objective ``estimator`` would use for these queries.
+        make the objective ``estimator`` would use for these queries,
+        starting from ``objective_state`` (the fitted estimator's
+        ``_objective_state``: a warm start's position biases).
 
         Returns
         -------
@@ -262,7 +264,8 @@ class TrainingShard:
         self._parts = None  # the raw values are no longer needed
         y = estimator._checked_labels(self._y)
         rows = {} if self._position is None else {"position": self._position}
-        objective = estimator._make_objective(y, self._offsets, self._weights, **rows)
+        objective = estimator._make_objective(y, self._offsets, self._weights, **rows,
+                                              **objective_state)
         self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
