@@ -308,7 +308,48 @@ def test_schedule_weights_paper_eta_saturates_early():
     assert np.all(np.diff(w) >= 0)
 
 
-@pytest.mark.parametrize("schedule, eta", [("linear", 0.15), ("exponential", 3.0)])
+def test_noncumulative_schedule_is_exp_of_minus_eta_over_m():
+    # Figure 6's curve, not a running sum: w_m = exp(-eta / m) once above w0.
+    np.testing.assert_allclose(
+        schedule_weights("exponential_noncumulative", 0.1, 2.0, 6),
+        [0.1, math.exp(-2), math.exp(-1), math.exp(-2 / 3), math.exp(-0.5), math.exp(-0.4)],
+        rtol=1e-15,
+    )
+    # w0 = 0: the plain curve from m = 1 on (and its limit 0 at m = 0).
+    w = schedule_weights("exponential_noncumulative", 0.0, 10.0, 50)
+    assert w[0] == 0.0
+    np.testing.assert_allclose(w[1:], [math.exp(-10 / m) for m in range(1, 50)], rtol=1e-15)
+
+
+def test_noncumulative_schedule_keeps_w0_as_a_floor():
+    # The docstring's numbers for the paper's eta = 100 and w0 = 0.25:
+    # exp(-100 / 72) < 0.25 < exp(-100 / 73); 0.37 at m = 100, 0.90 at 1000.
+    w = schedule_weights("exponential_noncumulative", 0.25, 100.0, 1001)
+    assert np.all(w[:73] == 0.25)
+    assert w[73] == math.exp(-100 / 73) > 0.25
+    assert w[100] == pytest.approx(math.exp(-1), rel=1e-15)
+    assert w[1000] == pytest.approx(math.exp(-0.1), rel=1e-15)
+    assert np.all(np.diff(w) >= 0) and w.max() < 1.0
+    # Only m / eta matters: eta = M / 10 over M = 100 trees follows the
+    # paper's eta = 100 over 1000 trees.
+    small = schedule_weights("exponential_noncumulative", 0.25, 10.0, 101)
+    np.testing.assert_allclose(small, w[::10], rtol=1e-14)
+
+
+@pytest.mark.parametrize("schedule", ["exponential", "linear"])
+def test_noncumulative_option_leaves_the_other_schedules_alone(schedule):
+    # The recursions of the text, summed here by hand.
+    w0, eta, n = 0.05, 4.0 if schedule == "exponential" else 0.07, 30
+    expected, w = [], w0
+    for m in range(n):
+        if m:
+            w = min(1.0, w + (math.exp(-eta / m) if schedule == "exponential" else eta))
+        expected.append(w)
+    np.testing.assert_allclose(schedule_weights(schedule, w0, eta, n), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("schedule, eta", [("linear", 0.15), ("exponential", 3.0),
+                                           ("exponential_noncumulative", 3.0)])
 def test_iteration_m_uses_w_m(schedule, eta):
     rng = np.random.default_rng(13)
     sizes = [9, 14]

@@ -40,6 +40,10 @@ RANKERS = {
         **{**SMALL, "n_estimators": 30}, early_stopping=True, n_iter_no_change=2,
         scoring="map@5", importance_type="split"
     ),
+    "lambdamart_schedule": LambdaMARTRanker(
+        lambda_schedule="exponential_noncumulative", schedule_eta=3.0,
+        leaf_estimation="gradient", **SMALL
+    ),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
@@ -176,7 +180,9 @@ def test_feature_names_are_restored_and_checked(data, tmp_path):
         loaded.predict(frame.rename(columns={"f0": "other"}))
 
 
-@pytest.mark.parametrize("name", ["lambdamart_sampled", "xendcg", "calibrated_platt"])
+@pytest.mark.parametrize(
+    "name", ["lambdamart_sampled", "lambdamart_schedule", "xendcg", "calibrated_platt"]
+)
 def test_warm_start_after_load_continues_exactly(name, data, tmp_path):
     X, y, qid = data
     ranker = clone(RANKERS[name]).set_params(n_estimators=4, warm_start=True)

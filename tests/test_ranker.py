@@ -3,6 +3,7 @@ determinism, query order, warm start, early stopping, sparse input, staged
 prediction, ranks and bad input."""
 
 import io
+import math
 import sys
 import warnings
 
@@ -455,7 +456,7 @@ def test_lambdamart_y_secondary_is_reordered_with_the_queries(click_data):
     _assert_same_trees(a, b)
 
 
-@pytest.mark.parametrize("schedule", ["linear", "exponential"])
+@pytest.mark.parametrize("schedule", ["linear", "exponential", "exponential_noncumulative"])
 def test_lambdamart_warm_start_continues_the_schedule(click_data, schedule):
     X, y, qid, clicks = click_data
     params = dict(lambda_schedule=schedule, schedule_w0=0.1, leaf_estimation="gradient",
@@ -484,6 +485,31 @@ def test_lambdamart_booster_passes_tree_indices_to_the_objective(click_data, mon
     ranker.fit(X, y, qid=qid)
     ranker.set_params(n_estimators=7).fit(X, y, qid=qid)
     assert seen == [0, 1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("eta, expected_eta", [(6.0, 6.0), (None, 100.0)])
+def test_lambdamart_noncumulative_schedule_weights_each_tree_by_exp_minus_eta_over_m(
+    click_data, monkeypatch, eta, expected_eta
+):
+    # Figure 6 of Svore et al.: tree m >= 1 weighs lambda(S) by exp(-eta / m)
+    # (w0 = 0 is no floor), tree 0 by w0; None is eta = 100.
+    from sklearn_ltr._objectives import LambdaRankMultiObjective
+
+    X, y, qid, _ = click_data
+    seen = []
+    original = LambdaRankMultiObjective.current_weight
+
+    def spy(self):
+        w = original(self)
+        seen.append((self._iteration, w))
+        return w
+
+    monkeypatch.setattr(LambdaRankMultiObjective, "current_weight", spy)
+    _lambdamart(n_estimators=6, lambda_schedule="exponential_noncumulative", schedule_w0=0.0,
+                schedule_eta=eta, leaf_estimation="gradient").fit(X, y, qid=qid)
+    assert [m for m, _ in seen] == list(range(6))
+    expected = [0.0] + [math.exp(-expected_eta / m) for m in range(1, 6)]
+    np.testing.assert_allclose([w for _, w in seen], expected, rtol=1e-15)
 
 
 def test_lambdamart_gradient_leaves_are_mean_normalised_lambdas():

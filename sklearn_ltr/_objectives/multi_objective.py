@@ -33,20 +33,26 @@ from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, lambdarank_kernel
 
 __all__ = ["LambdaRankMultiObjective", "schedule_weights"]
 
-_SCHEDULES = ("exponential", "linear")
+_SCHEDULES = ("exponential", "exponential_noncumulative", "linear")
 _LEAF_ESTIMATIONS = ("newton", "gradient")
 
 
 def schedule_weights(schedule, w0, eta, n_iterations):
     """Blend weights ``w_m`` of the iteration-dependent lambda, m = 0, 1, ...
 
-    Svore, Volkovs and Burges (WWW 2011), section 6.2: the first tree uses
-    ``w_0``; tree ``m >= 1`` uses ``w_m = min(1, w_{m-1} + exp(-eta / m))``
-    ("exponential") or ``w_m = min(1, w_{m-1} + eta)`` ("linear").
+    Svore, Volkovs and Burges (WWW 2011), section 6.2 and Figure 6. The
+    first tree uses ``w_0``; tree ``m >= 1`` uses
+
+    - "exponential": ``w_m = min(1, w_{m-1} + exp(-eta / m))``, the
+      recursion of the text;
+    - "exponential_noncumulative": ``w_m = max(w_0, exp(-eta / m))``, the
+      curve ``exp(-eta / t)`` that Figure 6 plots;
+    - "linear": ``w_m = min(1, w_{m-1} + eta)``, which is both the text's
+      recursion and Figure 6's ``eta * t`` (for ``w_0 = 0``).
 
     Parameters
     ----------
-    schedule : {"exponential", "linear"}
+    schedule : {"exponential", "exponential_noncumulative", "linear"}
         How ``w_m`` grows.
     w0 : float
         Starting weight ``w_0`` in [0, 1].
@@ -62,17 +68,38 @@ def schedule_weights(schedule, w0, eta, n_iterations):
 
     Notes
     -----
-    The exponential increments ``exp(-eta / m)`` add up quickly: with the
-    paper's ``eta = 100``, ``w_m`` reaches 1 (from ``w_0 = 0.25``) at
-    ``m = 39`` of its 1000 iterations. The paper's Figure 6 plots
-    ``exp(-eta / t)`` itself, which reads like a non-cumulative schedule; we
-    implement the recursion of the text.
+    The exponential increments ``exp(-eta / m)`` of the text add up
+    quickly: with the paper's ``eta = 100``, ``w_m`` reaches 1 (from
+    ``w_0 = 0.25``) at ``m = 39`` of its 1000 iterations. Figure 6 instead
+    plots ``exp(-eta / t)`` itself as the weight, a curve that rises
+    gradually and only tends to 1; with ``eta = 100`` it is 0.37 at
+    ``m = 100`` and 0.90 at ``m = 1000``.
+
+    For "exponential_noncumulative" the plotted curve starts at 0, while
+    the text calls ``w_0`` the starting weight and sweeps it over
+    {0.1, 0.25, 0.5}. We keep ``w_0`` as a floor, ``max(w_0, exp(-eta /
+    m))``, rather than the plain curve: the plain curve would drop from
+    ``w_0`` at ``m = 0`` to about ``exp(-eta)`` at ``m = 1``, so ``w_0``
+    would only affect the first tree and ``w_m`` would not be
+    non-decreasing, against the paper's "gradually" shifting weight. The
+    floor follows Figure 6's curve exactly once it passes ``w_0`` (after
+    ``m = eta / ln(1 / w_0)``, 72.1 for ``eta = 100``, ``w_0 = 0.25``), and
+    ``w_0 = 0`` gives the plain curve. The curve depends on ``m / eta``
+    only, so a model of ``M`` trees with ``eta = M / 10`` follows the shape
+    the paper's ``eta = 100`` gives its 1000 trees.
     """
     if schedule not in _SCHEDULES:
         raise ValueError(f"schedule must be one of {_SCHEDULES}, got {schedule!r}.")
     w0 = _check_unit_interval(w0, "w0")
     eta = _check_positive_float(eta, "eta")
     weights = np.empty(n_iterations)
+    if n_iterations == 0:
+        return weights
+    if schedule == "exponential_noncumulative":
+        weights[0] = w0
+        m = np.arange(1, n_iterations)
+        weights[1:] = np.maximum(w0, np.exp(-eta / m))
+        return weights
     w = w0
     for m in range(n_iterations):
         if m > 0:
@@ -284,8 +311,9 @@ class LambdaRankMultiObjective(LambdaRankObjective):
         order. Required if ``secondary_weight > 0``.
     secondary_weight : float in [0, 1], default=0.0
         ``w`` of eq. 10.
-    lambda_schedule : {"exponential", "linear"} or None, default=None
-        Schedule of ``w_m`` in eq. 12; None turns the blend off.
+    lambda_schedule : {"exponential", "exponential_noncumulative", "linear"} or None, default=None
+        Schedule of ``w_m`` in eq. 12 (see :func:`schedule_weights`); None
+        turns the blend off.
     schedule_w0 : float in [0, 1], default=0.25
         ``w_0``.
     schedule_eta : float, default=None
