@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
-from scipy.stats import norm
+from scipy.stats import norm, spearmanr
 
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.datasets import _clicks, make_ranking, simulate_clicks
@@ -353,7 +353,7 @@ def python_blocks(path):
 
 def test_the_page_runs_and_its_claims_hold():
     blocks = python_blocks(PAGE)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     ns = {}
     exec(compile(blocks[0], PAGE, "exec"), ns)
     X, y, qid, log = ns["X"], ns["y"], ns["qid"], ns["log"]
@@ -377,3 +377,13 @@ def test_the_page_runs_and_its_claims_hold():
     log = ns["log"]
     assert np.bincount(log.session, weights=log.click).max() == 1  # one click at most
     assert log.session.max() + 1 == 100 * np.unique(qid).size
+
+    # "Correcting position bias": position_bias_ falls from 1 in the order
+    # of 1 / r, and its square is within a factor of two of 1 / r.
+    exec(compile(blocks[2], PAGE, "exec"), ns)
+    bias = ns["ranker"].position_bias_
+    examination = 1.0 / np.arange(1, 11)
+    assert bias[0] == 1.0
+    assert spearmanr(bias, examination).statistic >= 0.9
+    ratio = bias ** 2 / examination
+    assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio

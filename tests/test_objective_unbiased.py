@@ -364,20 +364,3 @@ def test_bad_position_in_fit_is_refused(clicks):
         with pytest.raises(ValueError, match="position_bias_norm"):
             LambdaMARTRanker(position_bias_norm=-1).fit(X, click, qid=qid)
 
-
-def test_the_user_guide_example_learns_the_examination_curve():
-    # doc/user_guide/clicks.rst, "Correcting position bias", line by line.
-    from sklearn_ltr.datasets import load_example, simulate_clicks
-
-    (X, y, qid), _ = load_example()
-    production = LambdaMARTRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)
-    log = simulate_clicks(y, qid, scores=production.predict(X), score_noise=1.0,
-                          eta=1.0, n_sessions=50, random_state=0)
-    ranker = LambdaMARTRanker(position_debiasing="unbiased_lambdamart",
-                              n_estimators=30, early_stopping=False, random_state=0)
-    ranker.fit(X[log.row], log.click, qid=log.session, position=log.position)
-    examination = 1.0 / np.arange(1, 11)
-    assert ranker.position_bias_[0] == 1.0
-    assert spearmanr(ranker.position_bias_, examination).statistic >= 0.9
-    ratio = ranker.position_bias_ ** 2 / examination
-    assert np.all((ratio > 0.5) & (ratio < 2.0))
