@@ -226,6 +226,8 @@ def test_mean_draws_pairs_of_different_labels_in_the_same_query():
     objective = PairwiseLambdaRankObjective(y, offsets, pair_method="mean",
                                             pairs_per_document=m)
     assert np.all(objective.partners == -1)  # nothing drawn yet
+    default = PairwiseLambdaRankObjective(y, offsets, pair_method="mean")
+    assert default.pairs_per_document == 1 and default.partners.shape == (len(y), 1)
     objective.prepare_iteration(np.random.default_rng(0))
     partners = objective.partners
     assert partners.shape == (len(y), m)
@@ -336,8 +338,8 @@ XGBOOST_OBJECTIVES = {None: "rank:pairwise", "map": "rank:map", "ndcg": "rank:nd
 
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("method, n_pairs, normalize",
-                         [("topk", 30, True), ("topk", 5, False), ("topk", 10, True),
-                          ("all", 25, True), ("all", 25, False),
+                         [("topk", None, True), ("topk", 30, True), ("topk", 5, False),
+                          ("topk", 10, True), ("all", 40, True), ("all", 40, False),
                           ("mean", 1, True), ("mean", 3, True), ("mean", 3, False)])
 def test_leaf_values_match_xgboost(metric, method, n_pairs, normalize):
     """One XGBoost tree of ``rank:pairwise`` / ``rank:map`` / ``rank:ndcg``
@@ -356,29 +358,36 @@ def test_leaf_values_match_xgboost(metric, method, n_pairs, normalize):
     samplers must draw it ``n_pairs`` times (then the ``1 / n_pairs``
     normalisation and the double counting of pairs show in the leaves).
     Queries whose labels are equal form no pair in either library.
+    ``n_pairs=None`` leaves XGBoost's default, the top 32 positions.
     The remaining difference is float32 rounding (XGBoost computes the
     sigmoid from float32 scores and casts each pair's lambda to float32).
     """
     xgb = pytest.importorskip("xgboost", reason="XGBoost is the reference")
     rng = np.random.default_rng(23)
-    size = 2 if method == "mean" else 25
+    size = 2 if method == "mean" else 40
     n_queries = 400 if method == "mean" else 60
     n = n_queries * size
     X = rng.normal(size=(n, 3))
     y = rng.integers(0, 2 if metric == "map" else 4, n).astype(float)
     init = rng.normal(size=n)
     offsets = np.arange(0, n + 1, size, dtype=np.int64)
+    given = {} if n_pairs is None else {"lambdarank_num_pair_per_sample": n_pairs}
     leaf, value = _xgboost_leaves(
         xgb, X, y, init, [size] * n_queries, XGBOOST_OBJECTIVES[metric],
         lambdarank_pair_method="mean" if method == "mean" else "topk",
-        lambdarank_num_pair_per_sample=n_pairs, lambdarank_normalization=normalize,
-        lambdarank_score_normalization=normalize)
+        lambdarank_normalization=normalize, lambdarank_score_normalization=normalize, **given)
+    n_pairs = 32 if n_pairs is None else n_pairs
     objective = PairwiseLambdaRankObjective(
         y, offsets, target_metric=metric, pair_method=method, normalize_lambdas=normalize,
         **_params(method, n_pairs, n_pairs))
     grad, hess = _compute(objective, init)
     assert len(np.unique(leaf)) == 6
     worst = 0.0
+    if method == "topk" and n_pairs < size:
+        # The truncation matters: all pairs give other lambdas.
+        every = PairwiseLambdaRankObjective(y, offsets, target_metric=metric,
+                                            pair_method="all", normalize_lambdas=normalize)
+        assert np.abs(_compute(every, init)[0] - grad).max() > 1e-3
     for leaf_id in np.unique(leaf):
         rows = leaf == leaf_id
         ours = -grad[rows].sum(dtype=np.float64) / (hess[rows].sum(dtype=np.float64) + 0.5) / 2
