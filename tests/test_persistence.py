@@ -40,6 +40,10 @@ RANKERS = {
         **{**SMALL, "n_estimators": 30}, early_stopping=True, n_iter_no_change=2,
         scoring="map@5", importance_type="split"
     ),
+    "lambdamart_ranknet_mean": LambdaMARTRanker(
+        target_metric=None, pair_method="mean", pairs_per_document=2, **SMALL
+    ),
+    "lambdamart_map_all": LambdaMARTRanker(target_metric="map", pair_method="all", **SMALL),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
@@ -56,7 +60,8 @@ def data():
 
 
 def _labels(ranker, y):
-    return (y > 0).astype(np.float64) if isinstance(ranker, CalibratedRanker) else y
+    binary = isinstance(ranker, CalibratedRanker) or getattr(ranker, "target_metric", None) == "map"
+    return (y > 0).astype(np.float64) if binary else y
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +181,8 @@ def test_feature_names_are_restored_and_checked(data, tmp_path):
         loaded.predict(frame.rename(columns={"f0": "other"}))
 
 
-@pytest.mark.parametrize("name", ["lambdamart_sampled", "xendcg", "calibrated_platt"])
+@pytest.mark.parametrize("name", ["lambdamart_sampled", "lambdamart_ranknet_mean", "xendcg",
+                                  "calibrated_platt"])
 def test_warm_start_after_load_continues_exactly(name, data, tmp_path):
     X, y, qid = data
     ranker = clone(RANKERS[name]).set_params(n_estimators=4, warm_start=True)
