@@ -195,6 +195,19 @@ FOREIGN_NAMES = {
         "given, not read from the order of the rows within a query"
     ),
     "lambdarank_bias_norm": Habit(_XGB, "position_bias_norm"),
+    "lambdarank_pair_method": Habit(_XGB, "pair_method", "'topk', 'mean', or 'all' for every pair"),
+    "lambdarank_num_pair_per_sample": Habit(
+        _XGB, "truncation_level", "with pair_method='topk', XGBoost's default; with "
+        "pair_method='mean' it is pairs_per_document"
+    ),
+    "lambdarank_normalization": Habit(
+        _XGB, "normalize_lambdas", "which also divides pair weights by the score gap, as "
+        "XGBoost's lambdarank_score_normalization"
+    ),
+    "lambdarank_score_normalization": Habit(
+        _XGB, "normalize_lambdas", "which also rescales each query's lambdas, as XGBoost's "
+        "lambdarank_normalization"
+    ),
     "lambdarank_position_bias_regularization": Habit(
         _LGB, None, "LightGBM fits an additive score bias per position; here "
         "position_debiasing='unbiased_lambdamart' with fit(..., position=...) estimates "
@@ -258,13 +271,13 @@ FOREIGN_NAMES = {
                              kind="fit"),
 }
 
-# objective= values and the class with that loss (None: the class's own
-# objective parameter takes the value given in the second field).
+# objective= values, the class with that loss and the parameters that pick
+# it in that class (None: its defaults).
 _OBJECTIVE_CLASSES = {
     "lambdarank": ("LambdaMARTRanker", None),
     "rank:ndcg": ("LambdaMARTRanker", None),
-    "rank:pairwise": ("LambdaMARTRanker", None),
-    "rank:map": ("LambdaMARTRanker", None),
+    "rank:pairwise": ("LambdaMARTRanker", {"target_metric": None}),
+    "rank:map": ("LambdaMARTRanker", {"target_metric": "map"}),
     "rank_xendcg": ("XENDCGRanker", None),
     "xendcg": ("XENDCGRanker", None),
     "xe_ndcg": ("XENDCGRanker", None),
@@ -272,13 +285,14 @@ _OBJECTIVE_CLASSES = {
     "xendcg_mart": ("XENDCGRanker", None),
     "listnet": ("ListNetRanker", None),
     "softmax": ("ListNetRanker", None),
-    "binary": ("CalibratedRanker", "sigmoid"),
-    "binary:logistic": ("CalibratedRanker", "sigmoid"),
-    "cross_entropy": ("CalibratedRanker", "sigmoid"),
-    "xentropy": ("CalibratedRanker", "sigmoid"),
+    "binary": ("CalibratedRanker", {"objective": "sigmoid"}),
+    "binary:logistic": ("CalibratedRanker", {"objective": "sigmoid"}),
+    "cross_entropy": ("CalibratedRanker", {"objective": "sigmoid"}),
+    "xentropy": ("CalibratedRanker", {"objective": "sigmoid"}),
 }
 _CLASS_LIST = (
-    "LambdaMARTRanker (lambdarank, rank:ndcg), XENDCGRanker (rank_xendcg), ListNetRanker "
+    "LambdaMARTRanker (lambdarank, rank:ndcg; target_metric=None for rank:pairwise, 'map' "
+    "for rank:map), XENDCGRanker (rank_xendcg), ListNetRanker "
     "(softmax cross entropy) or CalibratedRanker (binary, with objective='rcr', 'sigmoid', "
     "'softmax' or 'sigmoid+softmax')"
 )
@@ -311,17 +325,19 @@ def _objective_hint(value, *, estimator, context, cli_rankers):
             f"objective= picks the loss in LightGBM and XGBoost; here each loss is a class: "
             f"{_CLASS_LIST}."
         )
-    target, objective = _OBJECTIVE_CLASSES[key]
+    target, params = _OBJECTIVE_CLASSES[key]
+    params = params or {}
     target = _class_of(estimator, target)
-    if target == estimator:
+    if target == estimator and not params:
         return f"{estimator} already optimises {value!r}: leave out objective."
     if context == "cli" and cli_rankers:
         option = {v: k for k, v in cli_rankers.items()}.get(target.removeprefix("Dask"))
-        spelled = f"--ranker {option}"
-        if objective is not None:
-            spelled += f" --param objective={objective}"
+        spelled = " ".join([f"--ranker {option}"] + [
+            f"--param {name}={'none' if v is None else v}" for name, v in params.items()
+        ])
     else:
-        spelled = f"{target}(objective={objective!r})" if objective else f"{target}()"
+        arguments = ", ".join(f"{name}={v!r}" for name, v in params.items())
+        spelled = f"{target}({arguments})"
     return f"the loss is chosen by the class here: objective={value!r} is {spelled}."
 
 

@@ -20,6 +20,10 @@ from .metrics._checks import check_label_gain
 # "gradually" and Figure 6's curves describe, and 100 ends nearest full weight.
 _DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "exponential_noncumulative": 100.0, "linear": 0.01}
 
+# LambdaMARTRanker's truncation_level by default; any other value only makes
+# sense with pair_method="topk".
+_DEFAULT_TRUNCATION_LEVEL = 30
+
 __all__ = ["LambdaMARTRanker", "ListNetRanker", "XENDCGRanker"]
 
 
@@ -61,16 +65,57 @@ class LambdaMARTRanker(BaseGBRanker):
     clicked document's position and ``t-`` of the unclicked one's, which are
     re-estimated from the pair losses after every tree (their eqs. 30-31;
     XGBoost's ``lambdarank_unbiased``). The formulas are in the docstring of
-    ``sklearn_ltr._objectives.unbiased_lambdarank.UnbiasedLambdaRankObjective``.""",
+    ``sklearn_ltr._objectives.unbiased_lambdarank.UnbiasedLambdaRankObjective``.
+
+    ``target_metric`` and ``pair_method`` give XGBoost's other pairwise
+    objectives: ``target_metric=None`` weighs every pair by 1 (RankNet,
+    XGBoost's ``rank:pairwise``), ``"map"`` by the change in average
+    precision (``rank:map``, binary labels); ``pair_method="all"`` takes
+    every pair and ``"mean"`` draws ``pairs_per_document`` partners for each
+    document (XGBoost's ``lambdarank_pair_method``). The formulas are in the
+    docstring of
+    ``sklearn_ltr._objectives.pairwise.PairwiseLambdaRankObjective``.""",
         """
     sigma : float, default=1.0
         Steepness of the pairwise sigmoid.
     truncation_level : int, default=30
         Only pairs whose higher-ranked document (in the current ranking) lies
         in the top ``truncation_level`` positions contribute, as LightGBM's
-        ``lambdarank_truncation_level``.
+        ``lambdarank_truncation_level``; NDCG is normalised by the maximum
+        DCG at this level. Read by ``pair_method="topk"`` only (a value
+        other than 30 with another pair method raises).
     normalize_lambdas : bool, default=True
-        Normalise each query's lambdas as LightGBM's ``lambdarank_norm``.
+        Normalise each query's lambdas as LightGBM's ``lambdarank_norm``:
+        divide each pair's weight by ``0.01 + |score gap|`` and rescale the
+        query's lambdas by ``log2(1 + S) / S`` (``S`` the sum of their
+        absolute values), or, with ``pair_method="mean"``, by ``1 /
+        pairs_per_document``. XGBoost's ``lambdarank_score_normalization``
+        and ``lambdarank_normalization`` together.
+    target_metric : {"ndcg", "map"} or None, default="ndcg"
+        Weight of each pair's RankNet gradient: the change in NDCG
+        (LambdaMART) or in average precision that swapping the two
+        documents would cause, or 1 (None: RankNet). "map" needs binary
+        labels, 0 or 1 (XGBoost's ``rank:map``; MAP counts the documents
+        labelled 1 as relevant and divides by their number); None is
+        XGBoost's ``rank:pairwise``. With "map" or None, ``label_gain``
+        only changes the NDCG of early stopping.
+    pair_method : {"topk", "all", "mean"}, default="topk"
+        Which pairs of documents with different labels contribute
+        (XGBoost's ``lambdarank_pair_method``). "topk": those whose
+        better-ranked document is in the top ``truncation_level``
+        positions. "all": every one (then NDCG is normalised by the maximum
+        DCG of the whole query). "mean": for each document,
+        ``pairs_per_document`` partners drawn at random, with replacement,
+        from the documents of its query with a different label, afresh for
+        every tree (from ``random_state``, so the model does not depend on
+        the number of threads or Dask workers). RankNet on all pairs is
+        ``target_metric=None, pair_method="all"``.
+    pairs_per_document : int or None, default=None
+        Partners drawn per document by ``pair_method="mean"``; None means 1,
+        XGBoost's default. Read by "mean" only (with another pair method it
+        must be None: the number of top positions of "topk" is
+        ``truncation_level``). XGBoost's ``lambdarank_num_pair_per_sample``
+        with ``lambdarank_pair_method="mean"``.
     label_gain : array-like of shape (n_labels,) or None, default=None
         Gain of each label, LightGBM's ``label_gain``: ``label_gain[i]`` is
         the gain of label ``i`` in ``|delta NDCG|`` and in the NDCG of early
@@ -164,6 +209,9 @@ class LambdaMARTRanker(BaseGBRanker):
         "leaf_estimation": [StrOptions({"newton", "gradient"})],
         "position_debiasing": [StrOptions({"unbiased_lambdamart"}), None],
         "position_bias_norm": [Interval(Real, 0, None, closed="left")],
+        "target_metric": [StrOptions({"ndcg", "map"}), None],
+        "pair_method": [StrOptions({"topk", "all", "mean"})],
+        "pairs_per_document": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     # Routed like qid: with metadata routing on, GridSearchCV and
@@ -175,9 +223,12 @@ class LambdaMARTRanker(BaseGBRanker):
         self,
         *,
         sigma=1.0,
-        truncation_level=30,
+        truncation_level=_DEFAULT_TRUNCATION_LEVEL,
         normalize_lambdas=True,
         label_gain=None,
+        target_metric="ndcg",
+        pair_method="topk",
+        pairs_per_document=None,
         secondary_weight=0.0,
         lambda_schedule=None,
         schedule_w0=0.25,
@@ -242,6 +293,9 @@ class LambdaMARTRanker(BaseGBRanker):
         self.truncation_level = truncation_level
         self.normalize_lambdas = normalize_lambdas
         self.label_gain = label_gain
+        self.target_metric = target_metric
+        self.pair_method = pair_method
+        self.pairs_per_document = pairs_per_document
         self.secondary_weight = secondary_weight
         self.lambda_schedule = lambda_schedule
         self.schedule_w0 = schedule_w0
@@ -298,6 +352,7 @@ class LambdaMARTRanker(BaseGBRanker):
                 "fit(..., y_secondary=...) with one value in [0, 1] per row, or set "
                 "secondary_weight=0."
             )
+        self._check_pair_options()
         self._check_debiasing(position)
         return self._fit(
             X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
@@ -324,6 +379,43 @@ class LambdaMARTRanker(BaseGBRanker):
                     stacklevel=5,  # the caller of fit, past its two wrappers
                 )
 
+    def _check_pair_options(self):
+        """Refuse pair options that another parameter would silently
+        override, and combinations not implemented."""
+        if self.pairs_per_document is not None and self.pair_method != "mean":
+            raise ValueError(
+                f"pairs_per_document={self.pairs_per_document} is the number of partners drawn "
+                f"per document by pair_method='mean'; with pair_method={self.pair_method!r} "
+                "set it to None (the top positions of pair_method='topk' are "
+                "truncation_level), or use pair_method='mean'."
+            )
+        if self.pair_method != "topk" and self.truncation_level != _DEFAULT_TRUNCATION_LEVEL:
+            raise ValueError(
+                f"truncation_level={self.truncation_level} is read by pair_method='topk' only; "
+                f"pair_method={self.pair_method!r} forms pairs over whole queries. Use "
+                f"pair_method='topk' or leave truncation_level at {_DEFAULT_TRUNCATION_LEVEL}."
+            )
+        if self._lambdarank_pairs():
+            return
+        chosen = f"target_metric={self.target_metric!r}, pair_method={self.pair_method!r}"
+        if not self._is_plain():
+            raise ValueError(
+                f"{chosen} cannot be combined with secondary_weight, lambda_schedule or "
+                "leaf_estimation='gradient', which blend LambdaMART's own lambdas. Use "
+                "target_metric='ndcg', pair_method='topk' or drop those options."
+            )
+        if self.position_debiasing is not None:
+            raise ValueError(
+                f"{chosen} cannot be combined with position_debiasing={self.position_debiasing!r}"
+                ", which debiases LambdaMART's lambdas on the top truncation_level pairs. Use "
+                "target_metric='ndcg', pair_method='topk' or position_debiasing=None."
+            )
+
+    def _lambdarank_pairs(self):
+        """True for LambdaMART's own pairs: |delta NDCG| on the top
+        ``truncation_level`` positions."""
+        return self.target_metric == "ndcg" and self.pair_method == "topk"
+
     def _is_plain(self):
         """True when no multiple-objective option is on: plain LambdaMART."""
         return (
@@ -334,7 +426,9 @@ class LambdaMARTRanker(BaseGBRanker):
 
     @property
     def _objective_name(self):
-        return "lambdarank" if self._is_plain() else "lambdarank_multi"
+        if not self._is_plain():
+            return "lambdarank_multi"
+        return "lambdarank" if self._lambdarank_pairs() else "lambdarank_pairwise"
 
     def _gain_table(self):
         return None if self.label_gain is None else check_label_gain(self.label_gain)
@@ -346,6 +440,11 @@ class LambdaMARTRanker(BaseGBRanker):
             normalize_lambdas=self.normalize_lambdas,
             label_gain=self._gain_table(),
         )
+        if self._objective_name == "lambdarank_pairwise":
+            params.update(target_metric=self.target_metric, pair_method=self.pair_method,
+                          pairs_per_document=self.pairs_per_document)
+            if self.pair_method != "topk":
+                del params["truncation_level"]
         if not self._is_plain():
             eta = self.schedule_eta
             if eta is None and self.lambda_schedule is not None:

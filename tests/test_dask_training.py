@@ -635,3 +635,21 @@ def test_position_debiasing_matches_single_process(client, data):
     warm.fit(*fit_args, position=ddf["position"])
     _assert_same_model(warm, local, X, to_frame(X, qid))
     np.testing.assert_allclose(warm.position_bias_, local.position_bias_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("target_metric", [None, "map"])
+def test_sampled_pairs_match_single_process(client, data, target_metric):
+    # A shard takes its rows' share of the draws (one double per row and
+    # partner, in the global row order), and its queries are whole, so its
+    # rows draw the partners they draw in one process.
+    X, y, qid = data
+    labels = (y > 1).astype(float) if target_metric == "map" else y
+    params = dict(PARAMS, target_metric=target_metric, pair_method="mean", pairs_per_document=2)
+    ddf = _frame(X, labels, qid)
+    distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
+    local = LambdaMARTRanker(**params).fit(X, labels, qid=qid)
+    assert local.objective_ == distributed.objective_ == "lambdarank_pairwise"
+    _assert_same_model(distributed, local, X, to_frame(X, qid))
+    with pytest.raises(ValueError, match="pairs_per_document=2 is the number of partners"):
+        DaskLambdaMARTRanker(**dict(params, pair_method="all")).fit(
+            ddf.drop(columns="label"), ddf["label"])

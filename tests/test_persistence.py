@@ -44,6 +44,10 @@ RANKERS = {
         lambda_schedule="exponential_noncumulative", schedule_eta=3.0,
         leaf_estimation="gradient", **SMALL
     ),
+    "lambdamart_ranknet_mean": LambdaMARTRanker(
+        target_metric=None, pair_method="mean", pairs_per_document=2, **SMALL
+    ),
+    "lambdamart_map_all": LambdaMARTRanker(target_metric="map", pair_method="all", **SMALL),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
@@ -60,7 +64,8 @@ def data():
 
 
 def _labels(ranker, y):
-    return (y > 0).astype(np.float64) if isinstance(ranker, CalibratedRanker) else y
+    binary = isinstance(ranker, CalibratedRanker) or getattr(ranker, "target_metric", None) == "map"
+    return (y > 0).astype(np.float64) if binary else y
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +186,8 @@ def test_feature_names_are_restored_and_checked(data, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["lambdamart_sampled", "lambdamart_schedule", "xendcg", "calibrated_platt"]
+    "name", ["lambdamart_sampled", "lambdamart_schedule", "lambdamart_ranknet_mean", "xendcg",
+             "calibrated_platt"]
 )
 def test_warm_start_after_load_continues_exactly(name, data, tmp_path):
     X, y, qid = data

@@ -16,6 +16,7 @@ from ._base import BaseObjective
 _REGISTRY = {
     "lambdarank": ("lambdarank", "LambdaRankObjective"),
     "lambdarank_multi": ("multi_objective", "LambdaRankMultiObjective"),
+    "lambdarank_pairwise": ("pairwise", "PairwiseLambdaRankObjective"),
     "lambdarank_unbiased": ("unbiased_lambdarank", "UnbiasedLambdaRankObjective"),
     "xendcg": ("xendcg", "XENDCGObjective"),
     "listnet": ("listnet", "ListNetObjective"),
@@ -63,6 +64,7 @@ __all__ = [
     "LambdaRankMultiObjective",
     "LambdaRankObjective",
     "ListNetObjective",
+    "PairwiseLambdaRankObjective",
     "RCRObjective",
     "SigmoidCEObjective",
     "SigmoidSoftmaxCEObjective",
