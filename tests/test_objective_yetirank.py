@@ -301,7 +301,8 @@ def test_ndcg_in_catboost_yetirank_range_on_example_data():
     catboost = pytest.importorskip("catboost", reason="CatBoost is the reference")
     (X, y, qid), (X_test, y_test, qid_test) = load_example()
     reference = catboost.CatBoost(dict(loss_function="YetiRank", iterations=200,
-                                       random_seed=0, thread_count=2, verbose=0))
+                                       random_seed=0, thread_count=2, verbose=0,
+                                       allow_writing_files=False))
     reference.fit(catboost.Pool(X, y, group_id=qid))
     ours = YetiRankRanker(n_estimators=200, early_stopping=False, random_state=0).fit(
         X, y, qid=qid)
@@ -321,3 +322,43 @@ def test_ndcg_in_catboost_yetirank_range_on_example_data():
     print(f"NDCG@10 ours {mine.mean():.4f}, CatBoost {theirs.mean():.4f}, "
           f"difference SE {se:.4f}, one tree {weak_ndcg:.4f}")
     assert min(mine.mean(), theirs.mean()) > weak_ndcg + 0.02
+
+
+def test_defaults_are_catboosts():
+    # catboost 1.2.10 fits the same model with plain "YetiRank" as with
+    # permutations=10 and decay=0.85 (and another with decay=0.99, the
+    # default of older releases), and uses Newton leaves.
+    catboost = pytest.importorskip("catboost", reason="CatBoost is the reference")
+    assert (YetiRankRanker().permutations, YetiRankRanker().decay) == (10, 0.85)
+    assert YetiRankObjective(np.zeros(2), np.array([0, 2])).decay == 0.85
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=12, n_features=5, random_state=2)
+
+    def fit(loss):
+        model = catboost.CatBoost(dict(loss_function=loss, iterations=10, random_seed=0,
+                                       thread_count=1, verbose=0, allow_writing_files=False))
+        model.fit(catboost.Pool(X, y, group_id=qid))
+        return model
+
+    default = fit("YetiRank")
+    assert default.get_all_params()["leaf_estimation_method"] == "Newton"
+    np.testing.assert_array_equal(default.predict(X),
+                                  fit("YetiRank:permutations=10;decay=0.85").predict(X))
+    assert not np.array_equal(default.predict(X), fit("YetiRank:decay=0.99").predict(X))
+    assert not np.array_equal(default.predict(X), fit("YetiRank:permutations=5").predict(X))
+
+
+def test_command_line_fits_yetirank(tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    from sklearn_ltr import load_model
+    from sklearn_ltr.cli import main
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=5)
+    dump_svmlight_file(X, y, str(tmp_path / "train.txt"), query_id=qid)
+    args = ["fit", str(tmp_path / "train.txt"), "--ranker", "yetirank", "--param",
+            "n_estimators=3", "--param", "permutations=2", "-o", str(tmp_path / "m.model")]
+    assert main(args) == 0
+    model = load_model(tmp_path / "m.model")
+    assert type(model) is YetiRankRanker and model.permutations == 2
+    expected = YetiRankRanker(n_estimators=3, permutations=2, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_allclose(model.predict(X), expected.predict(X), rtol=1e-12, atol=1e-12)
