@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_ltr import YetiRankRanker
 from sklearn_ltr._objectives import OBJECTIVES, YetiRankObjective
-from sklearn_ltr._objectives.yetirank import PAIR_WEIGHT_SCALE, logistic_noise, pair_weights
+from sklearn_ltr._objectives.yetirank import PAIR_WEIGHT_SCALE, pair_weights
 from sklearn_ltr._parallel import parallel_kernels_only
 from sklearn_ltr.datasets import load_example, make_ranking
 from sklearn_ltr.metrics import ndcg_score
@@ -41,7 +41,7 @@ def _weights_by_chunks(scores, labels, decay, n_chunks, per_chunk, seed):
     chunks = []
     for _ in range(n_chunks):
         obj.prepare_iteration(rng)
-        chunks.append(pair_weights(scores, labels, obj._noise, decay))
+        chunks.append(pair_weights(scores, labels, obj._uniforms, decay))
     chunks = np.array(chunks)
     return chunks.mean(axis=0), chunks.std(axis=0, ddof=1) / math.sqrt(n_chunks)
 
@@ -84,10 +84,18 @@ def test_registered_and_catboost_constant():
     assert PAIR_WEIGHT_SCALE == 0.15
 
 
-def test_logistic_noise_is_log_odds():
-    u = np.array([0.5, 0.25, 0.9, 0.0])
-    np.testing.assert_allclose(logistic_noise(u)[:3], np.log(u[:3] / (1 - u[:3])), rtol=1e-14)
-    assert logistic_noise(u)[3] == -np.inf
+def test_noise_is_the_log_odds_of_the_draws():
+    # Three documents in a row of equal labels but the last: the weights say
+    # which two end up neighbours at the top, i.e. the ranking by s + noise.
+    scores = np.array([0.0, 0.3, -0.2])
+    labels = np.array([1.0, 2.0, 0.0])
+    # log(u / (1 - u)) = 1.0, -1.0, 2.0: keys 1.0, -0.7, 1.8 -> ranking 2, 0, 1.
+    u = 1 / (1 + np.exp(-np.array([[1.0, -1.0, 2.0]])))
+    W = pair_weights(scores, labels, u, 0.5)
+    assert W[0, 2] == pytest.approx(0.15 * 1) and W[1, 0] == pytest.approx(0.15 * 0.5 * 1)
+    # u = 0 is noise -inf: that document ranks last whatever its score.
+    W = pair_weights(np.array([5.0, 0.0, 0.0]), labels, np.array([[0.0, 0.5, 0.5]]), 0.5)
+    assert W[1, 2] == pytest.approx(0.15 * 2) and W[0, 2] == pytest.approx(0.15 * 0.5 * 1)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
@@ -163,8 +171,9 @@ def test_expected_weights_match_a_python_simulation(scores, labels):
     assert np.all(kernel_mean[labels[:, None] <= labels[None, :]] == 0.0)
 
 
-def _reference_gradients(y, s, offsets, noise, decay, w):
+def _reference_gradients(y, s, offsets, uniforms, decay, w):
     """Pair by pair: every neighbouring pair of every permutation."""
+    noise = np.log(uniforms / (1 - uniforms))
     n = len(y)
     g = np.zeros(n)
     h = np.zeros(n)
@@ -202,7 +211,7 @@ def test_gradients_match_pairwise_reference(weighted):
     obj = YetiRankObjective(y, offsets, w, permutations=4, decay=0.7)
     obj.prepare_iteration(np.random.default_rng(6))
     grad, hess = _compute(obj, s)
-    ref_g, ref_h = _reference_gradients(y, s, offsets, obj._noise, 0.7,
+    ref_g, ref_h = _reference_gradients(y, s, offsets, obj._uniforms, 0.7,
                                         np.ones(n) if w is None else w)
     np.testing.assert_allclose(grad, ref_g, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(hess, ref_h, rtol=1e-5, atol=1e-7)
@@ -218,8 +227,8 @@ def test_draws_are_those_of_the_generator():
     obj = YetiRankObjective(y, np.array([0, 5]), permutations=3)
     obj.prepare_iteration(np.random.default_rng(7))
     rng = np.random.default_rng(7)
-    expected = np.array([logistic_noise(rng.random(5)) for _ in range(3)])
-    np.testing.assert_array_equal(obj._noise, expected)
+    expected = np.array([rng.random(5) for _ in range(3)])
+    np.testing.assert_array_equal(obj._uniforms, expected)
 
 
 def test_loss_is_noise_free_and_its_gradient_is_the_kernels():

@@ -16,12 +16,14 @@ from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query
 PAIR_WEIGHT_SCALE = 0.15
 
 
-@njit(cache=True)
-def _noisy_order(scores, noise, keys):
-    """Indices of the documents by ``scores + noise`` descending; ties keep
-    the row order (CatBoost's StableSort with ``>``)."""
+@njit(cache=True, error_model="numpy")
+def _noisy_order(scores, uniforms, keys):
+    """Indices of the documents by ``scores + log(u / (1 - u))`` descending
+    (``-inf`` noise for ``u = 0``); ties keep the row order (CatBoost's
+    StableSort with ``>``)."""
     for i in range(scores.shape[0]):
-        keys[i] = -(scores[i] + noise[i])
+        u = uniforms[i]
+        keys[i] = -(scores[i] + np.log(u / (1.0 - u)))
     return np.argsort(keys, kind="mergesort")
 
 
@@ -46,7 +48,7 @@ def _neighbour_pairs(order, labels, decay, winners, losers, weights):
 
 @njit(cache=True)
 def _yetirank_one_query(
-    scores, labels, noise, decay, weights, has_weights, keys, winners, losers, pair_weights,
+    scores, labels, uniforms, decay, weights, has_weights, keys, winners, losers, pair_weights,
     grad_out, hess_out,
 ):
     """Gradients and hessians of one query, summed over its permutations.
@@ -55,8 +57,9 @@ def _yetirank_one_query(
     ----------
     scores, labels : ndarray of shape (n,), dtype float64
         Raw scores and labels of the query's documents, ``n >= 2``.
-    noise : ndarray of shape (n_permutations, n), dtype float64
-        Logistic noise added to the scores, one row per permutation.
+    uniforms : ndarray of shape (n_permutations, n), dtype float64
+        Draws ``u`` in [0, 1) of the logistic noise ``log(u / (1 - u))``
+        added to the scores, one row per permutation.
     decay : float
     weights : ndarray of shape (n,)
         Sample weights, read only if ``has_weights``.
@@ -69,11 +72,11 @@ def _yetirank_one_query(
         Outputs (slices of the booster's buffers).
     """
     n = scores.shape[0]
-    n_permutations = noise.shape[0]
+    n_permutations = uniforms.shape[0]
     grad = np.zeros(n)
     hess = np.zeros(n)
     for k in range(n_permutations):
-        order = _noisy_order(scores, noise[k], keys)
+        order = _noisy_order(scores, uniforms[k], keys)
         _neighbour_pairs(order, labels, decay, winners, losers, pair_weights)
         for j in range(n - 1):
             w = pair_weights[j]
@@ -99,13 +102,13 @@ def _yetirank_one_query(
 
 @njit(parallel=True, cache=True)
 def _yetirank_gradient_hessian(
-    raw_scores, labels, noise, offsets, active, decay, sample_weight, has_weights, keys,
+    raw_scores, labels, uniforms, offsets, active, decay, sample_weight, has_weights, keys,
     winners, losers, pair_weights, grad_out, hess_out,
 ):
     """Run :func:`_yetirank_one_query` on every active query, in parallel.
 
     Inactive queries get zero gradients and hessians. Each query uses only
-    its own columns of ``noise`` and its own slices of the scratch arrays,
+    its own columns of ``uniforms`` and its own slices of the scratch arrays,
     so results do not depend on the number of threads.
     """
     n_queries = offsets.shape[0] - 1
@@ -117,7 +120,7 @@ def _yetirank_gradient_hessian(
             hess_out[start:end] = 0.0
             continue
         _yetirank_one_query(
-            raw_scores[start:end], labels[start:end], noise[:, start:end], decay,
+            raw_scores[start:end], labels[start:end], uniforms[:, start:end], decay,
             sample_weight[start:end] if has_weights else sample_weight, has_weights,
             keys[start:end], winners[start:end], losers[start:end], pair_weights[start:end],
             grad_out[start:end], hess_out[start:end],
@@ -133,9 +136,9 @@ _MIN_PARALLEL_ROWS = 5_000
 
 
 @njit(cache=True)
-def _pair_weight_matrix(scores, labels, noise, decay, out):
+def _pair_weight_matrix(scores, labels, uniforms, decay, out):
     """``out[w, l]``: the weight of the pair (winner ``w``, loser ``l``) of
-    one query averaged over the permutations of ``noise``. What the
+    one query averaged over the permutations of ``uniforms``. What the
     gradients of :func:`_yetirank_one_query` are built from (both use
     :func:`_noisy_order` and :func:`_neighbour_pairs`)."""
     n = scores.shape[0]
@@ -144,12 +147,12 @@ def _pair_weight_matrix(scores, labels, noise, decay, out):
     winners = np.empty(n, dtype=np.int64)
     losers = np.empty(n, dtype=np.int64)
     weights = np.empty(n)
-    for k in range(noise.shape[0]):
-        order = _noisy_order(scores, noise[k], keys)
+    for k in range(uniforms.shape[0]):
+        order = _noisy_order(scores, uniforms[k], keys)
         _neighbour_pairs(order, labels, decay, winners, losers, weights)
         for j in range(n - 1):
             if weights[j] != 0.0:
-                out[winners[j], losers[j]] += weights[j] / noise.shape[0]
+                out[winners[j], losers[j]] += weights[j] / uniforms.shape[0]
 
 
 @njit(parallel=True, cache=True)
@@ -164,7 +167,8 @@ def _noise_free_pair_loss(raw_scores, labels, offsets, active, decay, out):
             continue
         n = end - start
         s = raw_scores[start:end]
-        order = _noisy_order(s, np.zeros(n), np.empty(n))
+        # u = 1/2 is noise 0: the ranking by score.
+        order = _noisy_order(s, np.full(n, 0.5), np.empty(n))
         winners = np.empty(n, dtype=np.int64)
         losers = np.empty(n, dtype=np.int64)
         weights = np.empty(n)
@@ -176,17 +180,18 @@ def _noise_free_pair_loss(raw_scores, labels, offsets, active, decay, out):
         out[q] = total
 
 
-def pair_weights(scores, labels, noise, decay):
-    """The pair-weight matrix of one query for given noise (for tests and
+def pair_weights(scores, labels, uniforms, decay):
+    """The pair-weight matrix of one query for given draws (for tests and
     inspection): ``W[w, l]``, the weight of the pair in which ``w`` (the
     higher label) should rank above ``l``, averaged over the rows of
-    ``noise``, before sample weights.
+    ``uniforms``, before sample weights.
 
     Parameters
     ----------
     scores, labels : array-like of shape (n,)
-    noise : array-like of shape (n_permutations, n)
-        Logistic noise ``log(u / (1 - u))`` added to the scores.
+    uniforms : array-like of shape (n_permutations, n)
+        Draws ``u`` in [0, 1) of the noise ``log(u / (1 - u))`` added to the
+        scores.
     decay : float
 
     Returns
@@ -194,18 +199,11 @@ def pair_weights(scores, labels, noise, decay):
     W : ndarray of shape (n, n)
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    noise = np.ascontiguousarray(noise, dtype=np.float64)
+    uniforms = np.ascontiguousarray(uniforms, dtype=np.float64)
     out = np.empty((scores.shape[0], scores.shape[0]))
-    _pair_weight_matrix(scores, np.ascontiguousarray(labels, dtype=np.float64), noise,
+    _pair_weight_matrix(scores, np.ascontiguousarray(labels, dtype=np.float64), uniforms,
                         float(decay), out)
     return out
-
-
-def logistic_noise(uniforms):
-    """``log(u / (1 - u))``: CatBoost's multiplicative noise ``u / (1 - u)``
-    on ``exp(score)`` seen on the score scale (``-inf`` for ``u = 0``)."""
-    with np.errstate(divide="ignore"):
-        return np.log(uniforms) - np.log1p(-uniforms)
 
 
 class YetiRankObjective(BaseObjective):
@@ -312,8 +310,8 @@ class YetiRankObjective(BaseObjective):
         self._active = ((sizes >= 2) & (highest > lowest)).astype(np.uint8)
         n = self.y.shape[0]
         # Allocated once: the draws and the kernels' per-row scratch space.
-        # Before the first prepare_iteration the noise is 0 (rank by score).
-        self._noise = np.zeros((self.permutations, n))
+        # Before the first prepare_iteration u = 1/2, noise 0: rank by score.
+        self._uniforms = np.full((self.permutations, n), 0.5)
         self._keys = np.empty(n)
         self._winners = np.empty(n, dtype=np.int64)
         self._losers = np.empty(n, dtype=np.int64)
@@ -327,18 +325,16 @@ class YetiRankObjective(BaseObjective):
         ----------
         rng : numpy.random.Generator
             The fit's seeded generator; ``permutations`` times, one double
-            per row is drawn from it (in row order) and turned into
-            ``log(u / (1 - u))``.
+            ``u`` per row is drawn from it (in row order). The kernels turn
+            it into the noise ``log(u / (1 - u))``.
         """
         for k in range(self.permutations):
             # One value per row and call, so that a Dask shard can take its
             # rows' share.
-            row = self._noise[k]
-            rng.random(out=row)
-            row[:] = logistic_noise(row)
+            rng.random(out=self._uniforms[k])
 
     def gradient_hessian(self, raw_scores, grad_out, hess_out):
-        """Fill the gradients and hessians of every row from the noise of
+        """Fill the gradients and hessians of every row from the draws of
         the last :meth:`prepare_iteration`.
 
         Parameters
@@ -354,7 +350,7 @@ class YetiRankObjective(BaseObjective):
         kernel = pick(_yetirank_gradient_hessian, _yetirank_gradient_hessian_serial,
                       raw_scores.shape[0], _MIN_PARALLEL_ROWS)
         kernel(
-            raw_scores, self.y, self._noise, self.offsets, self._active, self.decay,
+            raw_scores, self.y, self._uniforms, self.offsets, self._active, self.decay,
             self._weights, self.sample_weight is not None, self._keys, self._winners,
             self._losers, self._pair_weights, grad_out, hess_out,
         )
