@@ -130,8 +130,8 @@ def _yetirank_gradient_hessian(
 _yetirank_gradient_hessian_serial = serial_twin(_yetirank_gradient_hessian)
 
 # As for XE-NDCG (see sklearn_ltr._parallel): below this many rows the serial
-# twin runs; a row costs about 10 permutations of a sort here, so this is
-# conservative.
+# twin runs. Each row takes part in ``permutations`` sorts, several times the
+# work per row of XE-NDCG, hence a lower threshold.
 _MIN_PARALLEL_ROWS = 5_000
 
 
@@ -281,6 +281,10 @@ class YetiRankObjective(BaseObjective):
     :meth:`loss` is deterministic: the mean over contributing queries
     (weighted by their mean sample weight) of ``L`` for the single ranking
     by score without noise.
+
+    CatBoost multiplies a query's pair weights by the query's weight; here
+    each row's gradient and hessian are multiplied by the row's sample
+    weight, the same when the weights are constant within each query.
 
     CatBoost keeps the per-pair weights in float32 and sums the gradient of
     each (winner, loser) pair once; here every sampled pair is added as it
