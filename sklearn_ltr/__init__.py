@@ -15,6 +15,7 @@ import os as _os
 _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from ._yetirank import YetiRankRanker
 from .calibration import CalibratedRanker
 from .persistence import load_model, save_model
 
@@ -23,6 +24,7 @@ __all__ = [
     "LambdaMARTRanker",
     "ListNetRanker",
     "XENDCGRanker",
+    "YetiRankRanker",
     "__version__",
     "load_model",
     "save_model",

@@ -20,6 +20,7 @@ _RANKERS = {
     "lambdamart": "LambdaMARTRanker",
     "xendcg": "XENDCGRanker",
     "listnet": "ListNetRanker",
+    "yetirank": "YetiRankRanker",
     "calibrated": "CalibratedRanker",
 }
 # The command line fixes the seed so that running the same command twice

@@ -285,6 +285,7 @@ _OBJECTIVE_CLASSES = {
     "xendcg_mart": ("XENDCGRanker", None),
     "listnet": ("ListNetRanker", None),
     "softmax": ("ListNetRanker", None),
+    "yetirank": ("YetiRankRanker", None),
     "binary": ("CalibratedRanker", {"objective": "sigmoid"}),
     "binary:logistic": ("CalibratedRanker", {"objective": "sigmoid"}),
     "cross_entropy": ("CalibratedRanker", {"objective": "sigmoid"}),
@@ -293,7 +294,7 @@ _OBJECTIVE_CLASSES = {
 _CLASS_LIST = (
     "LambdaMARTRanker (lambdarank, rank:ndcg; target_metric=None for rank:pairwise, 'map' "
     "for rank:map), XENDCGRanker (rank_xendcg), ListNetRanker "
-    "(softmax cross entropy) or CalibratedRanker (binary, with objective='rcr', 'sigmoid', "
+    "(softmax cross entropy), YetiRankRanker (CatBoost's YetiRank) or CalibratedRanker (binary, with objective='rcr', 'sigmoid', "
     "'softmax' or 'sigmoid+softmax')"
 )
 
@@ -346,11 +347,13 @@ def _classes_with(parameter, estimator):
     a Dask ``estimator``)."""
     # Imported here: the rankers import this module.
     from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+    from ._yetirank import YetiRankRanker
     from .calibration import CalibratedRanker
 
     return [
         _class_of(estimator, cls.__name__)
-        for cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker)
+        for cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker,
+                    CalibratedRanker)
         if parameter in cls._get_param_names()
     ]
 

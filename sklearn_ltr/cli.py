@@ -142,8 +142,8 @@ def _build_parser(prog=_PROG):
     p.add_argument("-o", "--output", metavar="MODEL", required=True,
                    help="model file to write (sklearn_ltr.save_model format)")
     p.add_argument("--ranker", choices=sorted(_RANKERS), default="lambdamart",
-                   help="LambdaMARTRanker (default), XENDCGRanker, ListNetRanker or "
-                   "CalibratedRanker")
+                   help="LambdaMARTRanker (default), XENDCGRanker, ListNetRanker, "
+                   "YetiRankRanker or CalibratedRanker")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of the ranker, e.g. n_estimators=500; repeatable")
     p.add_argument("--valid", metavar="FILE", help="validation data for early stopping "

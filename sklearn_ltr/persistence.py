@@ -25,7 +25,8 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
     - ``"format"``: ``"sklearn-ltr-model"``; ``"format_version"``: ``1``;
       ``"library_version"``: the ``sklearn_ltr.__version__`` that wrote it.
     - ``"estimator"``: class name, one of ``LambdaMARTRanker``,
-      ``XENDCGRanker``, ``ListNetRanker``, ``CalibratedRanker``.
+      ``XENDCGRanker``, ``ListNetRanker``, ``YetiRankRanker``,
+      ``CalibratedRanker``.
     - ``"params"``: ``get_params(deep=False)``; values are null, booleans,
       numbers, strings or lists of them (tuples, sets and 1-d arrays are
       written as lists, sets sorted), or, for a dict (``monotonic_cst`` by
@@ -177,7 +178,7 @@ skops files of your own
 A ranker also goes through ``skops.io.dump`` as it is or inside your own
 objects: its trees are NumPy arrays of a structured dtype, which skops stores
 as ``.npy``. ``skops.io.load`` needs the package's types in ``trusted``:
-``SKOPS_TRUSTED_TYPES`` (a new list at each access) names the four rankers
+``SKOPS_TRUSTED_TYPES`` (a new list at each access) names the five rankers
 and the internal classes they hold; add the other types of your file after
 reviewing them (``skops.io.get_untrusted_types`` lists them)::
 

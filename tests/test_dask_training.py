@@ -12,7 +12,14 @@ import time
 import numpy as np
 import pytest
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
+from sklearn_ltr import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+    load_model,
+)
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import map_scorer
 
@@ -26,6 +33,7 @@ from sklearn_ltr.dask import (  # noqa: E402
     DaskLambdaMARTRanker,
     DaskListNetRanker,
     DaskXENDCGRanker,
+    DaskYetiRankRanker,
     rechunk_by_query,
     repartition_by_query,
 )
@@ -34,6 +42,7 @@ PAIRS = [
     (DaskLambdaMARTRanker, LambdaMARTRanker),
     (DaskXENDCGRanker, XENDCGRanker),
     (DaskListNetRanker, ListNetRanker),
+    (DaskYetiRankRanker, YetiRankRanker),
 ]
 # Column and query sampling exercise the shards' share of a sample and the
 # objective's random draws; early stopping off so that the local fit holds

@@ -291,10 +291,12 @@ def test_dask_rankers_take_n_jobs_and_pass_it_on(data):
         DaskLambdaMARTRanker,
         DaskListNetRanker,
         DaskXENDCGRanker,
+        DaskYetiRankRanker,
     )
 
     X, y, qid = data
-    for cls in (DaskLambdaMARTRanker, DaskXENDCGRanker, DaskListNetRanker, DaskCalibratedRanker):
+    for cls in (DaskLambdaMARTRanker, DaskXENDCGRanker, DaskListNetRanker, DaskYetiRankRanker,
+                DaskCalibratedRanker):
         assert cls().n_jobs is None and cls(n_jobs=2).get_params()["n_jobs"] == 2
     # In-memory data is fitted in this process; the local model keeps n_jobs.
     ranker = DaskLambdaMARTRanker(**SMALL, n_jobs=1).fit(X, y, qid=qid)

@@ -21,7 +21,13 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+)
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_scorer
 from sklearn_ltr.persistence import FORMAT_VERSION, load_model, save_model
@@ -50,6 +56,7 @@ RANKERS = {
     "lambdamart_map_all": LambdaMARTRanker(target_metric="map", pair_method="all", **SMALL),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
+    "yetirank": YetiRankRanker(permutations=3, decay=0.7, **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
     "calibrated_platt": CalibratedRanker(objective="softmax", calibration="platt", **SMALL),
 }
@@ -827,6 +834,7 @@ def test_skops_trusted_types_name_the_rankers_and_their_internals():
         "sklearn_ltr._ranker.LambdaMARTRanker",
         "sklearn_ltr._ranker.ListNetRanker",
         "sklearn_ltr._ranker.XENDCGRanker",
+        "sklearn_ltr._yetirank.YetiRankRanker",
         "sklearn_ltr.calibration.CalibratedRanker",
     ]
     from sklearn_ltr import persistence
@@ -952,7 +960,7 @@ def test_persistence_modules_do_not_import_the_estimators():
 
 def test_registered_classes_are_what_files_may_name(data, tmp_path, monkeypatch):
     assert sorted(_registry.model_classes()) == [
-        "CalibratedRanker", "LambdaMARTRanker", "ListNetRanker", "XENDCGRanker"
+        "CalibratedRanker", "LambdaMARTRanker", "ListNetRanker", "XENDCGRanker", "YetiRankRanker"
     ]
     X, y, qid = data
 

@@ -11,12 +11,18 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+)
 from sklearn_ltr.compose import exclude_qid
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
+RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker]
 
 # Why each listed check is expected to fail.
 _EXPECTED_FAILED_CHECKS = {

@@ -24,6 +24,7 @@ _REGISTRY = {
     "softmax": ("rcr", "SoftmaxCEObjective"),
     "sigmoid+softmax": ("rcr", "SigmoidSoftmaxCEObjective"),
     "rcr": ("rcr", "RCRObjective"),
+    "yetirank": ("yetirank", "YetiRankObjective"),
 }
 _MODULE_OF_CLASS = {cls: module for module, cls in _REGISTRY.values()}
 
@@ -71,4 +72,5 @@ __all__ = [
     "SoftmaxCEObjective",
     "UnbiasedLambdaRankObjective",
     "XENDCGObjective",
+    "YetiRankObjective",
 ]

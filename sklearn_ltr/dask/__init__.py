@@ -8,7 +8,8 @@ Two ways to use a cluster:
   loads the compiled kernels on every worker first.
 - **Data-parallel training** when the training data does not fit one
   machine: :class:`DaskLambdaMARTRanker`, :class:`DaskXENDCGRanker`,
-  :class:`DaskListNetRanker` and :class:`DaskCalibratedRanker` fit on dask
+  :class:`DaskListNetRanker`, :class:`DaskYetiRankRanker` and
+  :class:`DaskCalibratedRanker` fit on dask
   DataFrames or Arrays whose partitions hold whole queries
   (:func:`repartition_by_query`, :func:`rechunk_by_query`), on the workers
   that hold them, and give the model a single process would fit.
@@ -23,6 +24,7 @@ from ._estimators import (
     DaskLambdaMARTRanker,
     DaskListNetRanker,
     DaskXENDCGRanker,
+    DaskYetiRankRanker,
 )
 from ._partitions import rechunk_by_query, repartition_by_query
 from ._warm_up import warm_up_workers
@@ -32,6 +34,7 @@ __all__ = [
     "DaskLambdaMARTRanker",
     "DaskListNetRanker",
     "DaskXENDCGRanker",
+    "DaskYetiRankRanker",
     "rechunk_by_query",
     "repartition_by_query",
     "warm_up_workers",

@@ -14,6 +14,7 @@ from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
 from .._queries import resolve_qid, rows_of_queries, split_queries
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from .._yetirank import YetiRankRanker
 from ..calibration import CalibratedRanker, _proba_available
 from ._partitions import (
     is_dask_collection,
@@ -23,7 +24,10 @@ from ._partitions import (
 )
 from ._shard import DistributedNodeRows, DistributedTrainingData, TrainingShard, gather
 
-__all__ = ["DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker", "DaskCalibratedRanker"]
+__all__ = [
+    "DaskLambdaMARTRanker", "DaskXENDCGRanker", "DaskListNetRanker", "DaskYetiRankRanker",
+    "DaskCalibratedRanker",
+]
 
 
 def _compute_if_dask(value):
@@ -442,7 +446,7 @@ class _DaskRankerMixin:
 
         Returns
         -------
-        ranker : LambdaMARTRanker, XENDCGRanker or ListNetRanker
+        ranker : LambdaMARTRanker, XENDCGRanker, ListNetRanker or YetiRankRanker
             Same parameters and trees; predictions are identical.
         """
         check_is_fitted(self, "_booster")
@@ -569,6 +573,22 @@ class DaskListNetRanker(_DaskRankerMixin, ListNetRanker):
     """
 
     _local_class = ListNetRanker
+
+
+class DaskYetiRankRanker(_DaskRankerMixin, YetiRankRanker):
+    """YetiRank ranker trained data-parallel on a Dask cluster.
+
+    As :class:`DaskLambdaMARTRanker`, with the objective of
+    :class:`~sklearn_ltr.YetiRankRanker`. Each worker draws the noise of its
+    own rows as a single process would draw it for those rows, so the model
+    is again the single-process one.
+
+    See Also
+    --------
+    sklearn_ltr.YetiRankRanker : The same model in one process.
+    """
+
+    _local_class = YetiRankRanker
 
 
 class DaskCalibratedRanker(_DaskRankerMixin, CalibratedRanker):

@@ -29,6 +29,7 @@ from numba.core.dispatcher import Dispatcher
 
 from .._parallel import parallel_kernels_only
 from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from .._yetirank import YetiRankRanker
 from ..calibration import CalibratedRanker
 from ..metrics import map_score, mrr_score, ndcg_score
 
@@ -97,6 +98,7 @@ def _warm_up_paths():
         ),
         XENDCGRanker(**small),
         ListNetRanker(**small),
+        YetiRankRanker(**small),
         CalibratedRanker(binarize=True, **small),
     ]
     for ranker in rankers:
