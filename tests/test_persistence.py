@@ -50,6 +50,7 @@ RANKERS = {
     "lambdamart_map_all": LambdaMARTRanker(target_metric="map", pair_method="all", **SMALL),
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
+    "listnet_neumann": ListNetRanker(hessian_terms=2, **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
     "calibrated_platt": CalibratedRanker(objective="softmax", calibration="platt", **SMALL),
 }
