@@ -3,8 +3,8 @@
 Within a query, the scores define the top-one distribution
 ``rho = softmax(scores)`` and the labels a target distribution ``P_y``; the
 loss is the cross entropy ``-sum_i P_y[i] * log(rho[i])``. The softmax
-helpers here are shared with the XE-NDCG objective, which is the same loss
-with a randomised target.
+helpers and the Neumann-series Newton step here are shared with the XE-NDCG
+objective, which is the same loss with a randomised target.
 """
 
 import numbers
