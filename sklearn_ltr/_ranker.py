@@ -590,13 +590,25 @@ class ListNetRanker(BaseGBRanker):
     Bruch, Wang, Bendersky and Najork analyse in "An Analysis of the Softmax
     Cross Entropy Loss for Learning-to-Rank with Binary Relevance" (ICTIR 2019),
     who show it bounds MRR and NDCG; ``"exponential"`` is the original
-    ListNet target ``softmax(y)`` (Cao et al., ICML 2007). Leaf values are
-    Newton steps with the diagonal hessian ``rho * (1 - rho)``. Queries with
-    one document, or whose labels sum to zero under the linear target,
-    contribute nothing.""",
+    ListNet target ``softmax(y)`` (Cao et al., ICML 2007; eq. 3 of Bruch,
+    "An Alternative Cross Entropy Loss for Learning-to-Rank", WWW 2020, whose
+    ListNet baseline uses it). Leaf values are Newton steps with the diagonal
+    hessian ``rho * (1 - rho)``, or, with ``hessian_terms > 0``, with the
+    truncated Neumann series of the inverse Hessian that Bruch (WWW 2020,
+    section 4.4) derives for ListNet and XE-NDCG alike (the same steps as
+    :class:`XENDCGRanker`'s). Queries with one document, or whose labels sum
+    to zero under the linear target, contribute nothing.""",
         """
     label_distribution : {"linear", "exponential"}, default="linear"
-        How labels become the target distribution of a query.""",
+        How labels become the target distribution of a query: ``"linear"``
+        is ``y_i / sum_j y_j`` (Bruch et al., ICTIR 2019, eq. 6),
+        ``"exponential"`` is ``exp(y_i) / sum_j exp(y_j)`` (Bruch, WWW 2020,
+        eq. 3).
+
+    hessian_terms : int, default=0
+        Terms of the Neumann series ``(I - S)^-1 ~ I + S + ... + S^K`` used for
+        the Newton step, as in :class:`XENDCGRanker`: 0, the default, is the
+        plain diagonal Newton step of ListNet; 2 is the paper's choice.""",
         "ListNetRanker",
     )
 
@@ -605,12 +617,14 @@ class ListNetRanker(BaseGBRanker):
     _parameter_constraints = {
         **BaseGBRanker._parameter_constraints,
         "label_distribution": [StrOptions({"linear", "exponential"})],
+        "hessian_terms": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(
         self,
         *,
         label_distribution="linear",
+        hessian_terms=0,
         n_estimators=100,
         learning_rate=0.1,
         max_leaf_nodes=31,
@@ -663,6 +677,10 @@ class ListNetRanker(BaseGBRanker):
             n_jobs=n_jobs,
         )
         self.label_distribution = label_distribution
+        self.hessian_terms = hessian_terms
 
     def _objective_params(self):
-        return dict(label_distribution=self.label_distribution)
+        return dict(
+            label_distribution=self.label_distribution,
+            hessian_terms=self.hessian_terms,
+        )

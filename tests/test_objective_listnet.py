@@ -227,7 +227,11 @@ def test_interface_and_registry():
         (dict(sample_weight=[1.0]), "sample_weight must have shape"),
         (dict(label_distribution="softmax"), "label_distribution must be one of"),
         (dict(label_distribution=None), "label_distribution must be one of"),
-        (dict(hessian_terms=2), "Unknown parameters"),
+        (dict(hessian_terms=-1), "hessian_terms must be a non-negative integer"),
+        (dict(hessian_terms=1.5), "hessian_terms must be a non-negative integer"),
+        (dict(hessian_terms=True), "hessian_terms must be a non-negative integer"),
+        (dict(hessian_terms=None), "hessian_terms must be a non-negative integer"),
+        (dict(gamma=2), "Unknown parameters"),
     ],
 )
 def test_invalid_input(kwargs, match):
@@ -251,3 +255,127 @@ def test_invalid_buffers():
         obj.gradient_hessian(np.zeros(2), np.zeros(2), good)
     with pytest.raises(ValueError, match="raw_scores must have shape"):
         obj.loss(np.zeros(3))
+
+
+# -- the softmax-of-labels target and the Neumann step (Bruch, WWW 2020) ------
+
+
+def test_exponential_target_is_the_papers_eq3():
+    # phi_ListNet(y_i) = e^{y_i} / sum_j e^{y_j} (WWW 2020, eq. 3), written
+    # without the max shift the objective uses; the gradient is rho - phi.
+    y = np.array([4.0, 0.0, 2.0, 1.0, 0.0])
+    s = np.array([0.3, -1.0, 0.8, 0.0, 0.1])
+    grad, _ = _compute(y, s, np.array([0, 5]), label_distribution="exponential")
+    phi = np.array([math.exp(v) for v in y]) / sum(math.exp(v) for v in y)
+    rho = np.array([math.exp(v) for v in s]) / sum(math.exp(v) for v in s)
+    np.testing.assert_allclose(grad, rho - phi, rtol=1e-6)
+
+
+def _dense_neumann_direction(y, s, k, label_distribution):
+    """sum_{m <= k} S^m D^-1 g with dense matrices (WWW 2020, section 4.4)."""
+    rho = np.exp(s - s.max())
+    rho /= rho.sum()
+    g = rho - _target(y, label_distribution)
+    d = rho * (1 - rho)
+    S = np.outer(1 / (1 - rho), rho)
+    np.fill_diagonal(S, 0.0)
+    u = g / d
+    total = u.copy()
+    for _ in range(k):
+        u = S @ u
+        total += u
+    return total
+
+
+def test_default_is_the_plain_diagonal_step():
+    y, s, offsets, w = _random_data(seed=19)
+    assert ListNetObjective(y, offsets).hessian_terms == 0
+    for distribution in DISTRIBUTIONS:
+        default = _compute(y, s, offsets, w, label_distribution=distribution)
+        explicit = _compute(y, s, offsets, w, label_distribution=distribution,
+                            hessian_terms=0)
+        np.testing.assert_array_equal(default[0], explicit[0])
+        np.testing.assert_array_equal(default[1], explicit[1])
+
+
+@pytest.mark.parametrize("label_distribution", DISTRIBUTIONS)
+@pytest.mark.parametrize("k", [1, 2, 3, 6])
+def test_per_row_step_is_the_truncated_neumann_series(label_distribution, k):
+    # -G/H of a row is the paper's Newton step with (I + S + ... + S^k); the
+    # hessian stays the diagonal rho * (1 - rho); weights scale both.
+    y, s, offsets, w = _random_data(seed=21, max_size=15)
+    plain_grad, plain_hess = _compute(y, s, offsets, label_distribution=label_distribution)
+    for weights in (None, w):
+        grad, hess = _compute(y, s, offsets, weights, hessian_terms=k,
+                              label_distribution=label_distribution)
+        scale = 1.0 if weights is None else weights
+        np.testing.assert_allclose(hess, plain_hess * scale, rtol=1e-6)
+        step = grad.astype(np.float64) / hess
+        for q in range(len(offsets) - 1):
+            rows = slice(offsets[q], offsets[q + 1])
+            expected = _dense_neumann_direction(y[rows], s[rows], k, label_distribution)
+            # Two-document queries give exactly 0 for odd k: use the
+            # first-order step as the scale.
+            first = _dense_neumann_direction(y[rows], s[rows], 0, label_distribution)
+            np.testing.assert_allclose(step[rows], expected, rtol=1e-5,
+                                       atol=1e-6 * np.abs(first).max())
+    # The corrections change the gradient (queries of more than 2 documents).
+    assert not np.allclose(grad, plain_grad * w)
+
+
+@pytest.mark.parametrize("label_distribution", DISTRIBUTIONS)
+@pytest.mark.parametrize("k", [0, 2, 5])
+def test_neumann_step_equals_xendcgs_on_the_same_target(label_distribution, k):
+    # XE-NDCG with gamma = 2**y' - P_y has the target P_y: both objectives
+    # then run the same softmax and Neumann helper on the same inputs.
+    from sklearn_ltr._objectives import XENDCGObjective
+
+    y, s, offsets, w = _random_data(seed=23)
+    listnet = ListNetObjective(y, offsets, w, label_distribution=label_distribution,
+                               hessian_terms=k)
+    y_xe = np.zeros_like(y)
+    y_xe[offsets[:-1]] = 1.0  # two distinct labels per query: all queries contribute
+    xendcg = XENDCGObjective(y_xe, offsets, w, hessian_terms=k)
+    xendcg._gamma[:] = 2.0**y_xe - listnet._target
+    grad, hess = _compute(y, s, offsets, w, label_distribution=label_distribution,
+                          hessian_terms=k)
+    grad_xe = np.full(len(y), np.nan, dtype=np.float32)
+    hess_xe = np.full(len(y), np.nan, dtype=np.float32)
+    xendcg.gradient_hessian(s, grad_xe, hess_xe)
+    np.testing.assert_array_equal(hess, hess_xe)
+    np.testing.assert_allclose(grad, grad_xe, rtol=1e-5, atol=1e-7 * np.abs(grad).max())
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_neumann_step_on_one_and_two_threads_and_wide_scores(k):
+    y, s, offsets, w = _random_data(seed=29, n_queries=300, max_size=60)
+    s[offsets[1]] += 800.0  # 1 - rho of that query's top underflows
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        grad1, hess1 = _compute(y, s, offsets, w, hessian_terms=k)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        grad2, hess2 = _compute(y, s, offsets, w, hessian_terms=k)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(grad1, grad2)
+    np.testing.assert_array_equal(hess1, hess2)
+    assert np.all(np.isfinite(grad1)) and np.all(np.isfinite(hess1))
+
+
+def test_ranker_option_flows_to_the_objective():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from sklearn_ltr import ListNetRanker
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=10, n_features=5, random_state=0)
+    small = dict(n_estimators=5, max_leaf_nodes=4, random_state=0)
+    default = ListNetRanker(**small).fit(X, y, qid=qid).predict(X)
+    zero = ListNetRanker(hessian_terms=0, **small).fit(X, y, qid=qid).predict(X)
+    two = ListNetRanker(hessian_terms=2, **small).fit(X, y, qid=qid).predict(X)
+    np.testing.assert_array_equal(default, zero)
+    assert not np.allclose(default, two)
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(InvalidParameterError, match="hessian_terms"):
+            ListNetRanker(hessian_terms=bad, **small).fit(X, y, qid=qid)

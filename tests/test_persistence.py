@@ -57,6 +57,7 @@ RANKERS = {
     "xendcg": XENDCGRanker(**SMALL),
     "listnet": ListNetRanker(label_distribution="exponential", **SMALL),
     "yetirank": YetiRankRanker(permutations=3, decay=0.7, **SMALL),
+    "listnet_neumann": ListNetRanker(hessian_terms=2, **SMALL),
     "calibrated_rcr": CalibratedRanker(**SMALL),
     "calibrated_platt": CalibratedRanker(objective="softmax", calibration="platt", **SMALL),
 }

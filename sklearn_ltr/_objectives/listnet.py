@@ -3,9 +3,11 @@
 Within a query, the scores define the top-one distribution
 ``rho = softmax(scores)`` and the labels a target distribution ``P_y``; the
 loss is the cross entropy ``-sum_i P_y[i] * log(rho[i])``. The softmax
-helpers here are shared with the XE-NDCG objective, which is the same loss
-with a randomised target.
+helpers and the Neumann-series Newton step here are shared with the XE-NDCG
+objective, which is the same loss with a randomised target.
 """
+
+import numbers
 
 import numpy as np
 from numba import njit, prange
@@ -87,11 +89,73 @@ def _cross_entropy_one_query(scores, target):
     return s_max + np.log(total) - dot
 
 
+# Floor of the top document's 1 - rho when dividing by it: it only binds when
+# the query's scores span more than about 690, where 1 - rho underflows, and
+# keeps the Neumann terms finite (those rows' hessians are 0 anyway).
+_MIN_ONE_MINUS_RHO = 1e-300
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+def _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc):
+    """Add ``n_terms`` Neumann-series corrections of a softmax loss's gradient.
+
+    On entry ``term`` and ``acc`` both hold the gradient ``g = rho - target``
+    of one query; on exit ``acc`` holds ``D (I + S + ... + S^K) D^-1 g`` with
+    ``K = n_terms``, ``D = diag(rho * (1 - rho))`` and
+    ``S[k, i] = rho_i / (1 - rho_k)`` off the diagonal (Bruch, WWW 2020,
+    section 4.4), from the recursion::
+
+        t0_k     = g_k
+        t(m+1)_k = rho_k * sum_{i != k} tm_i / (1 - rho_i)
+
+    in O(n) per term. Shared by ListNet and XE-NDCG, whose losses differ only
+    in the target.
+
+    Parameters
+    ----------
+    rho : ndarray of shape (n,), dtype float64
+        Softmax of the query's scores (restored on exit).
+    top : int
+        Index of the largest ``rho``, as returned by :func:`_softmax`.
+    one_minus_rho_top : float
+        Accurate ``1 - rho[top]``, as returned by :func:`_softmax`.
+    n_terms : int
+        Number ``K`` of terms beyond the identity; 0 leaves ``acc`` as is.
+    term, acc : ndarray of shape (n,), dtype float64
+        Current series term and accumulated gradient, updated in place.
+    """
+    n = rho.shape[0]
+    # Only the top document's 1 - rho can be tiny, so it is kept out of the
+    # loops (its rho is set to 0 meanwhile) and handled with the accurate
+    # 1 - rho; the loops then need no branch and no sum minus a huge element.
+    rho_top = rho[top]
+    rho[top] = 0.0
+    divisor_top = max(one_minus_rho_top, _MIN_ONE_MINUS_RHO)
+    for _ in range(n_terms):
+        p_top = term[top] / divisor_top
+        term[top] = 0.0
+        sum_other = 0.0
+        for i in range(n):
+            term[i] /= 1.0 - rho[i]
+            sum_other += term[i]
+        c = sum_other + p_top
+        for i in range(n):
+            t = rho[i] * (c - term[i])
+            term[i] = t
+            acc[i] += t
+        t = rho_top * sum_other
+        term[top] = t
+        acc[top] += t
+    rho[top] = rho_top
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
 def _listnet_one_query(
-    scores, target, weights, has_weights, rho, grad_out, hess_out
+    scores, target, n_terms, weights, has_weights, rho, term, acc, grad_out,
+    hess_out,
 ):
-    """ListNet gradient ``rho - target`` and hessian ``rho * (1 - rho)``.
+    """ListNet gradient ``rho - target`` (with ``n_terms`` Neumann
+    corrections) and hessian ``rho * (1 - rho)``.
 
     Parameters
     ----------
@@ -99,35 +163,51 @@ def _listnet_one_query(
         Raw scores of the query's documents, ``n >= 2``.
     target : ndarray of shape (n,), dtype float64
         The label distribution ``P_y`` (sums to 1).
+    n_terms : int
+        Number of Neumann-series terms beyond the identity (see
+        :func:`_add_neumann_terms`); 0 is the plain gradient.
     weights : ndarray of shape (n,), dtype float64
         Sample weights multiplying each row's gradient and hessian; read only
         if ``has_weights``.
     has_weights : bool
-    rho : ndarray of shape (n,), dtype float64
-        Scratch space for the softmax.
+    rho, term, acc : ndarray of shape (n,), dtype float64
+        Scratch space: softmax, current series term, accumulated gradient
+        (``term`` and ``acc`` are read only if ``n_terms > 0``).
     grad_out, hess_out : ndarray of shape (n,), dtype float32
         Outputs (slices of the booster's buffers).
     """
     n = scores.shape[0]
     _, top, one_minus_rho_top = _softmax(scores, rho)
-    for i in range(n):
-        w = weights[i] if has_weights else 1.0
-        grad_out[i] = (rho[i] - target[i]) * w
-        hess_out[i] = rho[i] * (1.0 - rho[i]) * w
+    if n_terms == 0:
+        for i in range(n):
+            w = weights[i] if has_weights else 1.0
+            grad_out[i] = (rho[i] - target[i]) * w
+            hess_out[i] = rho[i] * (1.0 - rho[i]) * w
+    else:
+        for i in range(n):
+            g = rho[i] - target[i]
+            acc[i] = g
+            term[i] = g
+        _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc)
+        for i in range(n):
+            w = weights[i] if has_weights else 1.0
+            grad_out[i] = acc[i] * w
+            hess_out[i] = rho[i] * (1.0 - rho[i]) * w
     w = weights[top] if has_weights else 1.0
     hess_out[top] = rho[top] * one_minus_rho_top * w
 
 
 @njit(parallel=True, cache=True)
 def _listnet_gradient_hessian(
-    raw_scores, target, offsets, active, sample_weight, has_weights, rho,
-    grad_out, hess_out,
+    raw_scores, target, offsets, active, n_terms, sample_weight, has_weights,
+    rho, term, acc, grad_out, hess_out,
 ):
     """Run :func:`_listnet_one_query` on every active query, in parallel.
 
     Inactive queries (``active[q] == 0``) get zero gradients and hessians.
     Each query is handled by one thread, so results do not depend on the
-    number of threads. ``rho`` is per-row scratch space.
+    number of threads. ``rho``, ``term`` and ``acc`` are per-row scratch
+    space (``term`` and ``acc`` may be empty when ``n_terms == 0``).
     """
     n_queries = offsets.shape[0] - 1
     for q in prange(n_queries):
@@ -140,9 +220,12 @@ def _listnet_gradient_hessian(
         _listnet_one_query(
             raw_scores[start:end],
             target[start:end],
+            n_terms,
             sample_weight[start:end] if has_weights else sample_weight,
             has_weights,
             rho[start:end],
+            term[start:end] if n_terms > 0 else term,
+            acc[start:end] if n_terms > 0 else acc,
             grad_out[start:end],
             hess_out[start:end],
         )
@@ -165,6 +248,20 @@ def _cross_entropy_per_query(raw_scores, target, offsets, active, out):
 
 _listnet_gradient_hessian_serial = serial_twin(_listnet_gradient_hessian)
 
+
+def _check_hessian_terms(hessian_terms):
+    """``hessian_terms`` as an int, or a ValueError naming it."""
+    if (
+        isinstance(hessian_terms, bool)
+        or not isinstance(hessian_terms, numbers.Integral)
+        or hessian_terms < 0
+    ):
+        raise ValueError(
+            f"hessian_terms must be a non-negative integer, got "
+            f"{hessian_terms!r}."
+        )
+    return int(hessian_terms)
+
 # Fewer rows than this get their gradients from the serial twin of the kernel
 # (see sklearn_ltr._parallel): about 9 ns per row, so under 0.2 ms of work,
 # where two threads save little once woken (about 0.04 ms); and no parallel
@@ -184,9 +281,22 @@ class ListNetObjective(BaseObjective):
         grad_i  = rho[i] - P_y[i]
         hess_i  = rho[i] * (1 - rho[i])
 
+    The linear target is Bruch, Wang, Bendersky and Najork's eq. (6),
+    ``P_y(x_i) = y_i / sum_j y_j``; the exponential one is the original
+    ListNet top-one target that Bruch (WWW 2020) writes as eq. (3),
+    ``phi_ListNet(y_i) = e^{y_i} / sum_j e^{y_j}``, and uses for the ListNet
+    of its Table 1.
+
     ``grad`` is the exact gradient of the loss and ``hess`` the exact diagonal
-    of its Hessian; the off-diagonal terms ``-rho[i] * rho[j]`` are dropped
-    (the per-row Newton step a GBDT needs; the full Hessian is singular). Each row's gradient and
+    of its Hessian; with ``hessian_terms=0`` (the default) the off-diagonal
+    terms ``-rho[i] * rho[j]`` are dropped (the per-row Newton step a GBDT
+    needs; the full Hessian is singular). With ``hessian_terms=K > 0`` the
+    gradient is replaced, as in :class:`XENDCGObjective`, by
+    ``G = D (I + S + ... + S^K) D^-1 grad`` with ``D = diag(hess)`` and
+    ``S[k, i] = rho_i / (1 - rho_k)`` off the diagonal, so that a one-row leaf
+    takes the truncated-Neumann approximation of the full Newton step
+    ``H^-1 grad`` (Bruch, WWW 2020, section 4.4, which applies it to ListNet
+    as well as XE-NDCG); ``hess`` stays the diagonal. Each row's gradient and
     hessian are then multiplied by its sample weight.
 
     Queries with one document, and under ``"linear"`` queries whose labels
@@ -206,6 +316,11 @@ class ListNetObjective(BaseObjective):
         the labels, the form Bruch et al. (2019) analyse and show to bound
         MRR and NDCG for binary labels; ``"exponential"`` is the softmax
         of the labels, the original ListNet top-one target.
+    hessian_terms : int, default=0
+        Number ``K`` of Neumann-series terms beyond the identity in the
+        inverse-Hessian approximation, as in :class:`XENDCGObjective`: 0 is
+        the diagonal Newton step (plain ListNet), 2 is Bruch's (2020)
+        ``I + S + S^2``.
 
     Notes
     -----
@@ -226,9 +341,10 @@ class ListNetObjective(BaseObjective):
 
     def __init__(
         self, y, offsets, sample_weight=None, *, label_distribution="linear",
-        **params,
+        hessian_terms=0, **params,
     ):
         super().__init__(y, offsets, sample_weight, **params)
+        self.hessian_terms = _check_hessian_terms(hessian_terms)
         if (
             not isinstance(label_distribution, str)
             or label_distribution not in _LABEL_DISTRIBUTIONS
@@ -261,12 +377,16 @@ class ListNetObjective(BaseObjective):
             0.0,
         )
         self._rho = np.empty_like(self.y)
+        n_scratch = self.y.shape[0] if self.hessian_terms > 0 else 0
+        self._term = np.empty(n_scratch)
+        self._acc = np.empty(n_scratch)
         self._weights = (
             np.empty(0) if self.sample_weight is None else self.sample_weight
         )
 
     def gradient_hessian(self, raw_scores, grad_out, hess_out):
-        """Fill the gradients ``rho - P_y`` and hessians ``rho * (1 - rho)``.
+        """Fill the gradients ``rho - P_y`` (with the Neumann corrections
+        if ``hessian_terms > 0``) and hessians ``rho * (1 - rho)``.
 
         Parameters
         ----------
@@ -284,8 +404,8 @@ class ListNetObjective(BaseObjective):
         )
         kernel(
             raw_scores, self._target, self.offsets, self._active,
-            self._weights, self.sample_weight is not None, self._rho,
-            grad_out, hess_out,
+            self.hessian_terms, self._weights, self.sample_weight is not None,
+            self._rho, self._term, self._acc, grad_out, hess_out,
         )
 
     def loss(self, raw_scores):

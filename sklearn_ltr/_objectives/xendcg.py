@@ -6,23 +6,19 @@ The per-row gradient/hessian pairs reproduce LightGBM's ``rank_xendcg``
 number of series terms; see :class:`XENDCGObjective`.
 """
 
-import numbers
-
 import numpy as np
 from numba import njit, prange
 
 from .._parallel import pick, serial_twin
 from ..metrics._checks import max_exponential_label
 from ._base import BaseObjective, _mean_over_active, _query_reduce
-from .listnet import _FASTMATH, _cross_entropy_per_query, _softmax
+from .listnet import (
+    _FASTMATH, _add_neumann_terms, _check_hessian_terms,
+    _cross_entropy_per_query, _softmax,
+)
 
 # The value of gamma that makes loss() deterministic: the mean of U[0, 1].
 _LOSS_GAMMA = 0.5
-
-# Floor of the top document's 1 - rho when dividing by it: it only binds when
-# the query's scores span more than about 690, where 1 - rho underflows, and
-# keeps the Neumann terms finite (those rows' hessians are 0 anyway).
-_MIN_ONE_MINUS_RHO = 1e-300
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
@@ -62,36 +58,14 @@ def _xendcg_one_query(
         acc[i] = g
         term[i] = g
 
-    # t_{m+1}[k] = rho[k] * sum_{i != k} t_m[i] / (1 - rho[i]). Only the top
-    # document's 1 - rho can be tiny, so it is kept out of the loops (its rho
-    # is set to 0 meanwhile) and handled with the accurate 1 - rho; the loops
-    # then need no branch and no sum minus a huge element.
-    rho_top = rho[top]
-    rho[top] = 0.0
-    divisor_top = max(one_minus_rho_top, _MIN_ONE_MINUS_RHO)
-    for _ in range(n_terms):
-        p_top = term[top] / divisor_top
-        term[top] = 0.0
-        sum_other = 0.0
-        for i in range(n):
-            term[i] /= 1.0 - rho[i]
-            sum_other += term[i]
-        c = sum_other + p_top
-        for i in range(n):
-            t = rho[i] * (c - term[i])
-            term[i] = t
-            acc[i] += t
-        t = rho_top * sum_other
-        term[top] = t
-        acc[top] += t
-    rho[top] = rho_top
+    _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc)
 
     for i in range(n):
         w = weights[i] if has_weights else 1.0
         grad_out[i] = acc[i] * w
         hess_out[i] = rho[i] * (1.0 - rho[i]) * w
     w = weights[top] if has_weights else 1.0
-    hess_out[top] = rho_top * one_minus_rho_top * w
+    hess_out[top] = rho[top] * one_minus_rho_top * w
 
 
 @njit(parallel=True, cache=True)
@@ -236,16 +210,7 @@ class XENDCGObjective(BaseObjective):
         self, y, offsets, sample_weight=None, *, hessian_terms=2, **params
     ):
         super().__init__(y, offsets, sample_weight, **params)
-        if (
-            isinstance(hessian_terms, bool)
-            or not isinstance(hessian_terms, numbers.Integral)
-            or hessian_terms < 0
-        ):
-            raise ValueError(
-                f"hessian_terms must be a non-negative integer, got "
-                f"{hessian_terms!r}."
-            )
-        self.hessian_terms = int(hessian_terms)
+        self.hessian_terms = _check_hessian_terms(hessian_terms)
         if np.any(self.y < 0):
             raise ValueError("y must be non-negative for the xendcg objective.")
         with np.errstate(over="ignore"):
