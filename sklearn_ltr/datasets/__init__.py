@@ -1,5 +1,7 @@
-"""Ranking data: svmlight/LETOR files, qid layout helpers, synthetic and bundled data."""
+"""Ranking data: svmlight/LETOR files, qid layout helpers, synthetic and bundled data,
+simulated click logs."""
 
+from ._clicks import simulate_clicks
 from ._example import load_example
 from ._interop import group_sizes, qid_from_group_sizes, sort_by_qid, to_frame
 from ._letor import load_letor_folds
@@ -19,6 +21,7 @@ __all__ = [
     "load_svmlight_ranking_files",
     "make_ranking",
     "qid_from_group_sizes",
+    "simulate_clicks",
     "sort_by_qid",
     "to_frame",
 ]
