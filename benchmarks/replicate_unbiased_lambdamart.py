@@ -49,18 +49,12 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")  # no display on the benchmark machine
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xgboost as xgb  # noqa: E402
-from scipy.stats import spearmanr, ttest_rel  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
@@ -68,23 +62,12 @@ from sklearn_ltr import LambdaMARTRanker  # noqa: E402
 from sklearn_ltr.datasets import load_example, load_letor_folds, simulate_clicks  # noqa: E402
 from sklearn_ltr.metrics import ndcg_score, ndcg_score_per_query  # noqa: E402
 
-CUTOFFS = (1, 3, 5, 10)
-SHOWN = 10
+from _unbiased_lambdamart_report import (  # noqa: E402
+    BIAS_NORM, BIASED, CUTOFFS, MODELS, NAMES, SHOWN, _code_version, plot_curves,
+    plot_propensities, write_report,
+)
+
 MAX_LABEL = {"mq2008": 2, "example": 4}
-NAMES = {"mq2008": "MQ2008", "example": "LightGBM example"}
-MODELS = ("clicks", "unbiased", "xgb_unbiased", "xgb_clicks", "labels")
-LABELS = {
-    "clicks": "(a) LambdaMART on clicks",
-    "unbiased": "(b) Unbiased LambdaMART (ours)",
-    "xgb_unbiased": "(c) XGBoost lambdarank_unbiased",
-    "xgb_clicks": "(d) XGBoost rank:ndcg on clicks",
-    "labels": "(e) LambdaMART on true labels (ceiling)",
-}
-COLORS = {"clicks": "tab:orange", "unbiased": "tab:blue", "xgb_unbiased": "tab:green",
-          "xgb_clicks": "tab:red", "labels": "black"}
-CLICK_MODELS = MODELS[:4]
-RULES = {"clicks": "validation clicks", "labels": "validation labels"}
-BIAS_NORM = 1.0  # position_bias_norm = lambdarank_bias_norm (both codes' default)
 # Shared tree settings. Sessions show 10 documents, so truncation 10 (ours)
 # and lambdarank_num_pair_per_sample=10 (XGBoost's top-k) give the same pairs.
 OURS = dict(max_leaf_nodes=31, min_samples_leaf=20, min_hessian_to_split=1e-3,
@@ -145,7 +128,8 @@ def production_ranker(train, n_queries, seed):
 
 
 def click_log(part, scores, eta, n_sessions, max_label, seed):
-    """PBM click log of ``part`` shown by ``scores``, sessions with a click only.
+    """PBM click log of ``part`` shown by ``scores`` (None: uniformly random
+    rankings), sessions with a click only.
 
     Returns
     -------
@@ -272,345 +256,70 @@ def run_split(dataset, split, eta, eta_index, args, log):
             result["per_query"][rule] = np.array(
                 [ndcg_score_per_query(yt, test_staged[m - 1], qid=qt, k=k, no_relevant="skip")[1]
                  for k in CUTOFFS])
+        if biases is not None:
+            # The biases of the model kept: those of a fit stopped at its tree count.
+            result["biases_kept"] = fit_model(model_name, train, tr_log, args.lr,
+                                              result["trees"]["clicks"], seed)[1]
         out["models"][model_name] = result
         main_rule = "clicks" if model_name != "labels" else "labels"
         log(f"  {NAMES[dataset]} {name} eta {eta:g} {model_name:<12} trees {result['trees'][main_rule]:>3} "
             f"test NDCG@10 {np.nanmean(result['per_query'][main_rule][-1]):.4f} "
             f"({time.perf_counter() - start:.1f} s)")
+    # Control: the same clicks model on random rankings, where position and
+    # relevance are independent; only the estimated biases are kept.
+    random_log = click_log(train, None, eta, args.sessions, max_label, click_seed * 10 + 3)
+    out["control"] = {m: fit_model(m, train, random_log, args.lr, args.control_trees, seed)[1]
+                      for m in BIASED}
     return out
 
 
-# -- statistics -----------------------------------------------------------------------
+def pair_by_pair_update(log, scores, t_plus, t_minus, eps=float(np.float32(0.01))):
+    """One re-estimate of (t+, t-) by Hu et al.'s eqs. 30-31, pair by pair,
+    with our pairs and weights: within each session sorted by score, the top
+    ``SHOWN`` ranks against all lower ones, |delta NDCG| / (0.01 + score gap),
+    cost = weight * log(1 + exp(-(s_h - s_l)))."""
+    costs = np.zeros((2, t_plus.shape[0]))
+    gains, positions = 2.0 ** log["click"] - 1, log["position"] - 1
+    bounds = np.flatnonzero(np.diff(log["session"])) + 1
+    for rows in np.split(np.arange(len(gains)), bounds):
+        order = rows[np.argsort(-scores[rows], kind="stable")]
+        g, s, pos = gains[order], scores[order], positions[order]
+        ideal = np.sort(g)[::-1][:SHOWN]
+        max_dcg = np.sum(ideal / np.log2(np.arange(2, ideal.shape[0] + 2)))
+        if max_dcg == 0:
+            continue
+        discount = 1 / np.log2(np.arange(2, g.shape[0] + 2))
+        for i in range(min(g.shape[0] - 1, SHOWN)):
+            for j in range(i + 1, g.shape[0]):
+                if g[i] == g[j]:
+                    continue
+                h, lo = (i, j) if g[i] > g[j] else (j, i)
+                w = abs(g[i] - g[j]) * (discount[i] - discount[j]) / max_dcg
+                if s[0] != s[-1]:
+                    w /= eps + (s[i] - s[j])
+                cost = w * np.log1p(np.exp(-(s[h] - s[lo])))
+                costs[0, pos[h]] += cost / t_minus[pos[lo]]
+                costs[1, pos[lo]] += cost / t_plus[pos[h]]
+    exponent = 1 / (1 + BIAS_NORM)
+    return (costs[0] / costs[0, 0]) ** exponent, (costs[1] / costs[1, 0]) ** exponent
 
 
-def pooled(runs, model, rule):
-    """Per-query test NDCG (cutoffs x queries) pooled over splits; repeats of
-    the same test set (the example) are averaged per query first."""
-    rule = "labels" if model == "labels" else rule
-    per_split = [r["models"][model]["per_query"][rule] for r in runs]
-    if runs and runs[0].get("same_test"):
-        return np.mean(per_split, axis=0)
-    return np.concatenate(per_split, axis=1)
-
-
-def paired(a, b):
-    """(mean difference a - b, p-value) per cutoff over queries with a value."""
-    out = []
-    for row_a, row_b in zip(a, b):
-        ok = ~np.isnan(row_a)
-        diff = row_a[ok] - row_b[ok]
-        p = float(ttest_rel(row_a[ok], row_b[ok]).pvalue) if np.any(diff != 0) else 1.0
-        out.append((float(diff.mean()), p))
-    return out
-
-
-def spearman_values(runs, model, eta):
-    """Spearman of the learned t+ over positions 1..10 with the true (1/r)**eta, per split."""
-    true = np.arange(1, SHOWN + 1) ** -float(eta)
-    return [float(spearmanr(r["models"][model]["biases"][0][:SHOWN], true)[0]) for r in runs]
-
-
-# -- report -------------------------------------------------------------------------
-
-
-COMPARISONS = (("unbiased", "clicks"), ("unbiased", "xgb_unbiased"),
-               ("xgb_unbiased", "xgb_clicks"), ("clicks", "xgb_clicks"))
-
-
-def table_section(results, datasets, etas, rule):
-    lines = []
-    tests = {}
-    for dataset in datasets:
-        for eta in etas:
-            runs = results[dataset][eta]
-            n_q = int(np.sum(~np.isnan(pooled(runs, "labels", rule)[0])))
-            prod = np.concatenate([r["production"] for r in runs])
-            lines += [
-                f"### {NAMES[dataset]}, eta = {eta:g}",
-                "",
-                f"{n_q} test queries with a relevant document. Production ranker test NDCG@10 "
-                f"{np.nanmean(prod):.4f}. Trees: mean over splits of the count the rule kept.",
-                "",
-                "| model | " + " | ".join(f"NDCG@{k}" for k in CUTOFFS) + " | trees |",
-                "|---|" + "---|" * (len(CUTOFFS) + 1),
-            ]
-            for model in MODELS:
-                values = np.nanmean(pooled(runs, model, rule), axis=1)
-                r = "labels" if model == "labels" else rule
-                trees = np.mean([run["models"][model]["trees"][r] for run in runs])
-                lines.append(f"| {LABELS[model]} | " + " | ".join(f"{v:.4f}" for v in values)
-                             + f" | {trees:.0f} |")
-            lines += ["", "| difference | " + " | ".join(f"@{k}" for k in CUTOFFS) + " |",
-                      "|---|" + "---|" * len(CUTOFFS)]
-            for a, b in COMPARISONS:
-                t = paired(pooled(runs, a, rule), pooled(runs, b, rule))
-                tests[(dataset, eta, a, b)] = t
-                lines.append(f"| {a} - {b} | " + " | ".join(
-                    f"{'**' if p < 0.05 else ''}{d:+.4f}{'**' if p < 0.05 else ''} (p={p:.3f})"
-                    for d, p in t) + " |")
-            lines.append("")
-    return lines, tests
-
-
-def verdicts(tests, spear, datasets, etas):
-    lines = ["## Verdicts on the acceptance lines", ""]
-    at10 = len(CUTOFFS) - 1
-    for key, text in ((("unbiased", "clicks"), "Unbiased LambdaMART ranks true relevance better than "
-                       "LambdaMART on raw clicks (NDCG@10, p < 0.05)"),
-                      (("unbiased", "xgb_unbiased"), "Unbiased LambdaMART ranks at least as well as "
-                       "XGBoost's lambdarank_unbiased (NDCG@10 not significantly lower)")):
-        cells, met = [], 0
-        for dataset in datasets:
-            for eta in etas:
-                d, p = tests[(dataset, eta, *key)][at10]
-                ok = (d > 0 and p < 0.05) if key[1] == "clicks" else not (d < 0 and p < 0.05)
-                met += ok
-                cells.append(f"{NAMES[dataset]} eta {eta:g}: {d:+.4f} (p={p:.3f}) {'MET' if ok else 'NOT MET'}")
-        total = len(datasets) * len(etas)
-        lines.append(f"* {text}: {met} of {total} settings. " + "; ".join(cells) + ".")
-    values = [v for dataset in datasets for eta in etas for v in spear[(dataset, eta, "unbiased")]]
-    n_ok = sum(v >= 0.9 for v in values)
-    lines.append(f"* position_bias_ follows the true examination curve (Spearman >= 0.9 over positions "
-                 f"1-10): {n_ok} of {len(values)} fits (min {min(values):.3f}); per setting in the "
-                 "propensity table below.")
-    lines.append("")
-    return lines
-
-
-def spearman_section(results, datasets, etas, spear):
-    lines = ["## Learned propensities", "",
-             f"Spearman correlation over positions 1-10 between the fitted t+ (after all trees) and "
-             f"the true examination (1/r)**eta, per split; and the mean fitted t+ ** (p + 1) with "
-             f"p = {BIAS_NORM:g}, which estimates (1/r)**eta under the PBM "
-             "(`unbiased_lambdamart_propensities.png`); the error is the mean over positions 2-10 of "
-             "|mean t+^(p+1) - (1/r)^eta|.", "",
-             "| data | eta | model | Spearman per split | mean t+^(p+1) at r = 1..10 | true (1/r)^eta "
-             "| mean abs. error |",
-             "|---|---|---|---|---|---|---|"]
-    for dataset in datasets:
-        for eta in etas:
-            true = np.arange(1, SHOWN + 1) ** -float(eta)
-            for model in ("unbiased", "xgb_unbiased"):
-                runs = results[dataset][eta]
-                curve_ = np.mean([r["models"][model]["biases"][0][:SHOWN] ** (BIAS_NORM + 1)
-                                  for r in runs], axis=0)
-                lines.append(f"| {NAMES[dataset]} | {eta:g} | {LABELS[model][4:]} | "
-                             + ", ".join(f"{v:.3f}" for v in spear[(dataset, eta, model)]) + " | "
-                             + " ".join(f"{v:.2f}" for v in curve_) + " | "
-                             + " ".join(f"{v:.2f}" for v in true)
-                             + f" | {np.mean(np.abs(curve_ - true)[1:]):.3f} |")
-    lines.append("")
-    return lines
-
-
-def plot_propensities(results, datasets, etas, path):
-    fig, axes = plt.subplots(len(datasets), len(etas), figsize=(4.2 * len(etas), 3.6 * len(datasets)),
-                             squeeze=False)
-    r = np.arange(1, SHOWN + 1)
-    for i, dataset in enumerate(datasets):
-        for j, eta in enumerate(etas):
-            ax = axes[i][j]
-            ax.plot(r, r ** -float(eta), "k-", lw=2, label="true (1/r)^eta")
-            for model, style in (("unbiased", "-"), ("xgb_unbiased", "--")):
-                values = np.array([run["models"][model]["biases"][0][:SHOWN] ** (BIAS_NORM + 1)
-                                   for run in results[dataset][eta]])
-                ax.plot(r, values.mean(axis=0), style, color=COLORS[model], marker="o", ms=3,
-                        label=LABELS[model][4:] + " t+^(p+1)")
-                ax.fill_between(r, values.min(axis=0), values.max(axis=0), color=COLORS[model], alpha=0.15)
-            ax.set_title(f"{NAMES[dataset]}, eta={eta:g}")
-            ax.set_xlabel("position r")
-            ax.set_xticks(r)
-            if j == 0:
-                ax.set_ylabel("examination")
-            if i == 0 and j == 0:
-                ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_curves(results, datasets, etas, path):
-    fig, axes = plt.subplots(len(datasets), len(etas), figsize=(4.2 * len(etas), 3.6 * len(datasets)),
-                             squeeze=False)
-    for i, dataset in enumerate(datasets):
-        for j, eta in enumerate(etas):
-            ax = axes[i][j]
-            runs = results[dataset][eta]
-            for model in MODELS:
-                c = np.mean([run["models"][model]["test_curve"] for run in runs], axis=0)
-                ax.plot(np.arange(c.shape[0]), c, color=COLORS[model], lw=1.2, label=LABELS[model])
-                rule = "labels" if model == "labels" else "clicks"
-                m = int(round(np.mean([run["models"][model]["trees"][rule] for run in runs])))
-                ax.plot([m], [c[m]], "o", color=COLORS[model])
-            ax.set_title(f"{NAMES[dataset]}, eta={eta:g}")
-            ax.set_xlabel("trees")
-            if j == 0:
-                ax.set_ylabel("test NDCG@10 (mean over splits)")
-            if i == 0 and j == 0:
-                ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def diagnosis(results, datasets, etas):
-    """Where the validation clicks put the tree count, against the labels."""
-    lines = ["## Choosing the tree count on clicks", "",
-             "Mean over splits of the tree count each rule keeps, and of the test NDCG@10 at the "
-             "rule's choice and at the best tree count on test (hindsight, for scale only):", "",
-             "| data | eta | model | trees (clicks) | trees (labels) | test @ clicks | test @ labels "
-             "| best on test (trees) |", "|---|---|---|---|---|---|---|---|"]
-    for dataset in datasets:
-        for eta in etas:
-            runs = results[dataset][eta]
-            for model in CLICK_MODELS:
-                rs = [run["models"][model] for run in runs]
-                mean_curve = np.mean([r["test_curve"] for r in rs], axis=0)
-                best = int(np.argmax(mean_curve[1:])) + 1
-                cells = [np.mean([r["trees"][rule] for r in rs]) for rule in RULES]
-                cells += [np.mean([mean_curve_at(r, rule) for r in rs]) for rule in RULES]
-                lines.append(f"| {NAMES[dataset]} | {eta:g} | {LABELS[model][:3]} | {cells[0]:.0f} | "
-                             f"{cells[1]:.0f} | {cells[2]:.4f} | {cells[3]:.4f} | "
-                             f"{mean_curve[best]:.4f} ({best}) |")
-    lines.append("")
-    return lines
-
-
-def mean_curve_at(result, rule):
-    return result["test_curve"][result["trees"][rule]]
-
-
-def click_section(results, datasets, etas, args):
-    lines = ["## Click logs", "",
-             "Training logs, summed over splits: sessions drawn, sessions with a click (kept), "
-             "clicks, and the click-through rate by position (all sessions).", "",
-             "| data | eta | sessions | kept | rows kept | clicks | CTR at r = 1..10 |",
-             "|---|---|---|---|---|---|---|"]
-    for dataset in datasets:
-        for eta in etas:
-            runs = results[dataset][eta]
-            st = [r["stats"] for r in runs]
-            ctr = np.mean([s["ctr"] for s in st], axis=0)
-            lines.append(f"| {NAMES[dataset]} | {eta:g} | {sum(s['sessions'] for s in st)} | "
-                         f"{sum(s['kept'] for s in st)} | {sum(r['rows'] for r in runs)} | "
-                         f"{sum(s['clicks'] for s in st)} | " + " ".join(f"{v:.3f}" for v in ctr) + " |")
-    lines.append("")
-    return lines
-
-
-def _code_version():
-    """Commit of the checkout, and whether the library has uncommitted changes."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", "../sklearn_ltr"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "an unknown commit"
-    return f"commit {commit}" + (" with uncommitted library changes" if dirty else "")
-
-
-def settings_section(args, datasets):
-    splits = []
-    if "mq2008" in datasets:
-        splits.append(f"MQ2008 LETOR folds {args.folds} (train 3 parts, validation 1, test 1; labels 0-2)")
-    if "example" in datasets:
-        splits.append(f"LightGBM's lambdarank example (labels 0-4): its 50 test queries; "
-                      f"{args.example_vali:.0%} of its 201 training queries drawn as validation queries, "
-                      f"{args.repeats} repeats (new validation split, production ranker and clicks)")
-    return [
-        "## Settings", "",
-        "* Data: " + "; ".join(splits) + ".",
-        f"* Production ranker: linear Ranking SVM (LinearSVC, C=1, pairwise differences of "
-        f"standardised features) fitted on {args.production_queries} random training queries with "
-        f"two or more labels (about 2% of an MQ2008 fold's 470 training queries, 7% of the "
-        "example's); it scores every training and validation document once.",
-        f"* Clicks: `simulate_clicks(model='pbm', k={SHOWN}, n_sessions={args.sessions}, eta=eta)`, "
-        "default attractiveness 0.1 + 0.9 (2^y - 1) / (2^max_label - 1); each session shows the same "
-        f"top {SHOWN}. Sessions without a click are dropped; validation queries get their own log. "
-        "About half of the sessions have a click at eta = 1, so 32 sessions leave about 16 clicked "
-        "sessions per query, the 16 of Hu et al.'s script. In pilot runs (MQ2008 folds 1-2, eta 1 "
-        "and 2, tree count on validation clicks) 8, 16, 32 and 64 sessions gave (a) and (b) test "
-        "NDCG@10 between 0.58 and 0.68 with no trend in the number of sessions: the gap to the "
-        "ceiling comes from the bias (and from the documents never shown), not from click noise.",
-        f"* Trees: {args.trees} per model, our learning rate {args.lr} (XGBoost {2 * args.lr}), "
-        f"31 leaves, 255 bins, no L2; ours min_samples_leaf=20, min_hessian_to_split=1e-3, "
-        f"XGBoost min_child_weight=2e-3 (its hessians are twice ours), lossguide growth, hist; "
-        f"truncation 10 / top-k pairs 10; position_bias_norm = lambdarank_bias_norm = {BIAS_NORM:g}. "
-        f"Tree count: our engine's early-stopping rule (n_iter_no_change={args.patience}, tol=1e-7, "
-        "keep the best) on the validation NDCG@10 of every tree count, computed after the fit for "
-        "all models alike. Validation clicks: NDCG@10 of the click labels per validation session; "
-        "validation labels: NDCG@10 of the true labels per validation query (a query without a "
-        "relevant document counts 1, the engine's metric).",
-        "* Test: NDCG@k of the true labels, skipping test queries without a relevant document. "
-        "Paired t-tests per query; MQ2008 pools the test queries of the folds, the example "
-        "averages each test query over the repeats first. Bold: p < 0.05.",
-        "",
-    ]
-
-
-def differences_section():
-    return [
-        "## Where our settings differ from the paper's", "",
-        "* Data: Hu et al. use the Yahoo! LTR set 1 (about 20K training queries, labels 0-4); here "
-        "MQ2008 (470 training queries per fold, labels 0-2) and the 201-query LightGBM example, so "
-        "test differences below about 1-2 NDCG points are not significant.",
-        "* Clicks: as theirs (Ai et al.'s PBM, top 10 of a Ranking SVM trained on 1% of the "
-        "labelled queries, click noise 0.1 at label 0), but their script draws 16 sessions per "
-        "training query and redraws a session until it has a click; here a fixed number of "
-        "sessions is drawn and the click-less ones dropped. The paper's main table uses eta = 1 "
-        "and its bias-severity study varies eta; here eta in 0.5, 1, 2.",
-        "* Trees: their LightGBM config grows 300 trees at learning rate 0.05 with 31 leaves, "
-        "min_data_in_leaf=50, feature and bagging fractions 0.9, and no early stopping; here the "
-        "same 300 trees, rate and leaves, no subsampling, min_samples_leaf=20, and the tree count "
-        "chosen on validation data, because with 40 times fewer queries 300 trees overfit the clicks "
-        "(the test curves in `unbiased_lambdamart_curves.png`).",
-        "* Their code (github acbull/Unbiased_LambdaMart, rank_objective.hpp) uses sigma = 2 in the "
-        "sigmoid and positions capped at a number of bins; ours sigma = 1 and every shown position "
-        "(1-10).",
-        "* XGBoost differs from ours and from Hu et al.'s code in the pair cost from which it "
-        "re-estimates the biases: its `LambdaGrad` (src/objective/lambdarank_obj.h) sets "
-        "`cost = log(1 / (1 - sigmoid(s_high - s_low))) * |delta NDCG|`, i.e. "
-        "log(1 + exp(s_h - s_l)), which grows as a pair gets *correctly* ordered, where Hu et al.'s "
-        "code (log(2 / (2 - p_lambda)) with p_lambda = 2 / (1 + exp(2 (s_h - s_l)))) and ours take "
-        "the RankNet loss log(1 + exp(-(s_h - s_l))). XGBoost also reads a document's position from "
-        "its row order within the query group (rows here are sorted by session and position), "
-        "and its pair hessian is 2 p (1 - p) |delta NDCG| against ours p (1 - p) |delta NDCG|, "
-        "hence its doubled learning rate and min_child_weight.",
-        "",
-    ]
-
-
-def write_report(path, args, datasets, etas, results, elapsed, version):
-    spear = {(d, e, m): spearman_values(results[d][e], m, e)
-             for d in datasets for e in etas for m in ("unbiased", "xgb_unbiased")}
-    main_lines, main_tests = table_section(results, datasets, etas, "clicks")
-    label_lines, label_tests = table_section(results, datasets, etas, "labels")
-    lines = [
-        "# Unbiased LambdaMART on simulated clicks: replicating Hu, Wang, Peng and Li (WWW 2019)", "",
-        f"Generated by `python benchmarks/replicate_unbiased_lambdamart.py{' --quick' if args.quick else ''}` "
-        f"at {version} in {elapsed / 60:.1f} minutes on a shared 2-core machine (one numba thread, "
-        f"XGBoost {xgb.__version__} on one thread).", "",
-        *verdicts(main_tests, spear, datasets, etas),
-        "The same verdicts with the tree count chosen on the validation *labels* (diagnostic):", "",
-        *verdicts(label_tests, spear, datasets, etas)[2:4], "",
-        *settings_section(args, datasets),
-        "## Test NDCG, tree count chosen on the validation clicks (primary)", "",
-        *main_lines,
-        "## Test NDCG, tree count chosen on the validation labels (diagnostic)", "",
-        "The same fits; only the tree count of (a)-(d) differs.", "",
-        *label_lines,
-        *diagnosis(results, datasets, etas),
-        *spearman_section(results, datasets, etas, spear),
-        *click_section(results, datasets, etas, args),
-        *differences_section(),
-        "Figures: `unbiased_lambdamart_propensities.png` (learned against true examination), "
-        "`unbiased_lambdamart_curves.png` (test NDCG@10 against trees; dots: mean tree count kept on "
-        "the validation clicks, or labels for (e)).", "",
-    ]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines))
+def check_bias_update(split, dataset, args, n_trees=20):
+    """Largest difference between the biases our objective fits after
+    ``n_trees + 1`` trees and :func:`pair_by_pair_update` of the scores and
+    biases after ``n_trees`` (first split, eta 1)."""
+    _, train, _, _ = split
+    seed = args.seed * 1000 + 1
+    score = production_ranker(train, args.production_queries, seed)
+    log = click_log(train, score(train[0]), 1.0, args.sessions, MAX_LABEL[dataset], seed)
+    fits = [LambdaMARTRanker(n_estimators=n, learning_rate=args.lr, random_state=0,
+                             position_debiasing="unbiased_lambdamart", **OURS)
+            .fit(log["X"], log["click"], qid=log["session"], position=log["position"])
+            for n in (n_trees, n_trees + 1)]
+    t_plus, t_minus = pair_by_pair_update(log, fits[0].predict(log["X"]), fits[0].position_bias_,
+                                          fits[0].position_bias_unclicked_)
+    return max(np.max(np.abs(t_plus - fits[1].position_bias_)),
+               np.max(np.abs(t_minus - fits[1].position_bias_unclicked_)))
 
 
 def main(argv=None):
@@ -625,6 +334,8 @@ def main(argv=None):
     parser.add_argument("--etas", type=float, nargs="+", default=None, help="PBM bias strengths (default 0.5 1 2)")
     parser.add_argument("--sessions", type=int, default=None, help="sessions per query (default 32)")
     parser.add_argument("--trees", type=int, default=None, help="trees per model (default 300)")
+    parser.add_argument("--control-trees", type=int, default=None,
+                        help="trees of the random-ranking control fits (default 50)")
     parser.add_argument("--lr", type=float, default=0.05, help="our learning rate (XGBoost gets twice)")
     parser.add_argument("--patience", type=int, default=30, help="n_iter_no_change of the tree-count rule")
     parser.add_argument("--production-queries", type=int, default=10)
@@ -637,6 +348,7 @@ def main(argv=None):
     args.etas = args.etas or ([1.0] if quick else [0.5, 1.0, 2.0])
     args.sessions = args.sessions or (8 if quick else 32)
     args.trees = args.trees or (60 if quick else 300)
+    args.control_trees = args.control_trees or (20 if quick else 50)
     if args.out is None:
         args.out = (os.path.join(tempfile.gettempdir(), "replicate_unbiased_lambdamart_quick") if quick
                     else os.path.join(here, "results"))
@@ -648,8 +360,12 @@ def main(argv=None):
         print(f"[{(time.perf_counter() - start) / 60:5.1f} min] {msg}", flush=True)
 
     results = {}
+    update_error = None
     for dataset in args.datasets:
         splits = load_splits(dataset, args)
+        if update_error is None:
+            update_error = check_bias_update(splits[0], dataset, args)
+            log(f"bias update against the pair-by-pair formulas: largest difference {update_error:.1e}")
         results[dataset] = {}
         for e, eta in enumerate(args.etas):
             runs = [run_split(dataset, split, eta, e, args, log) for split in splits]
@@ -660,7 +376,8 @@ def main(argv=None):
                       os.path.join(args.out, "unbiased_lambdamart_propensities.png"))
     plot_curves(results, args.datasets, args.etas, os.path.join(args.out, "unbiased_lambdamart_curves.png"))
     report = os.path.join(args.out, "unbiased_lambdamart.md")
-    write_report(report, args, args.datasets, args.etas, results, time.perf_counter() - start, version)
+    write_report(report, args, args.datasets, args.etas, results, time.perf_counter() - start, version,
+                 update_error)
     log(f"wrote {report}")
     return 0
 
