@@ -410,7 +410,7 @@ def settings_section(args, datasets):
 
 
 
-def differences_section():
+def differences_section(args):
     return [
         "## Where our settings differ from the paper's", "",
         "* Data: Hu et al. use the Yahoo! LTR set 1 (about 20K training queries, labels 0-4); here "
@@ -422,11 +422,13 @@ def differences_section():
         "sessions is drawn and the click-less ones dropped. The paper's main table uses eta = 1 "
         "and its bias-severity study varies eta; here eta in 0.5, 1, 2.",
         "* Trees: their LightGBM config grows 300 trees at learning rate 0.05 with 31 leaves, "
-        "min_data_in_leaf=50, feature and bagging fractions 0.9, and no early stopping; here the "
-        "same 300 trees, rate and leaves, no subsampling, min_samples_leaf=20, and the tree count "
-        "chosen on validation data: with 40 times fewer queries the test NDCG of the click models "
-        "peaks after a few tens of trees and then falls on MQ2008 and at eta = 2 "
-        "(`unbiased_lambdamart_curves.png`).",
+        f"min_data_in_leaf=50, feature and bagging fractions 0.9, and no early stopping; here "
+        f"{args.trees} trees at most with the same rate and leaves, no subsampling, "
+        "min_samples_leaf=20, and the tree count chosen on validation data: with 40 times fewer "
+        "queries the test NDCG of the click models peaks after a few tens of trees and then falls "
+        "on MQ2008 and at eta = 2 (`unbiased_lambdamart_curves.png`). 200 rather than 300 trees "
+        "keep the run within its time budget; in a 300-tree run of this script 2 of the 120 "
+        "tree counts kept on the validation clicks were above 170, the others would be the same.",
         "* Production ranker: 10 labelled queries rather than 1%, which would be 5 MQ2008 queries "
         "(2 of the example); the test NDCG@10 of this ranker is in each table, well below the "
         "ceiling, as in the paper. The ceiling (e) is trained on every labelled training "
@@ -471,7 +473,7 @@ def write_report(path, args, datasets, etas, results, elapsed, version, update_e
         *diagnosis(results, datasets, etas),
         *spearman_section(results, datasets, etas, spear, args),
         *click_section(results, datasets, etas, args),
-        *differences_section(),
+        *differences_section(args),
         "Figures: `unbiased_lambdamart_propensities.png` (learned against true examination), "
         "`unbiased_lambdamart_curves.png` (test NDCG@10 against trees; dots: mean tree count kept on "
         "the validation clicks, or labels for (e)).", "",

@@ -333,7 +333,7 @@ def main(argv=None):
     parser.add_argument("--example-vali", type=float, default=0.25, help="share of example training queries for validation")
     parser.add_argument("--etas", type=float, nargs="+", default=None, help="PBM bias strengths (default 0.5 1 2)")
     parser.add_argument("--sessions", type=int, default=None, help="sessions per query (default 32)")
-    parser.add_argument("--trees", type=int, default=None, help="trees per model (default 300)")
+    parser.add_argument("--trees", type=int, default=None, help="trees per model (default 200)")
     parser.add_argument("--control-trees", type=int, default=None,
                         help="trees of the random-ranking control fits (default 50)")
     parser.add_argument("--lr", type=float, default=0.05, help="our learning rate (XGBoost gets twice)")
@@ -347,7 +347,7 @@ def main(argv=None):
     args.repeats = args.repeats or (1 if quick else 3)
     args.etas = args.etas or ([1.0] if quick else [0.5, 1.0, 2.0])
     args.sessions = args.sessions or (8 if quick else 32)
-    args.trees = args.trees or (60 if quick else 300)
+    args.trees = args.trees or (60 if quick else 200)
     args.control_trees = args.control_trees or (20 if quick else 50)
     if args.out is None:
         args.out = (os.path.join(tempfile.gettempdir(), "replicate_unbiased_lambdamart_quick") if quick
