@@ -427,8 +427,9 @@ def differences_section(args):
         "min_samples_leaf=20, and the tree count chosen on validation data: with 40 times fewer "
         "queries the test NDCG of the click models peaks after a few tens of trees and then falls "
         "on MQ2008 and at eta = 2 (`unbiased_lambdamart_curves.png`). 200 rather than 300 trees "
-        "keep the run within its time budget; in a 300-tree run of this script 2 of the 120 "
-        "tree counts kept on the validation clicks were above 170, the others would be the same.",
+        "keep the run within its time budget; a 300-tree run of this script kept the same tree "
+        "counts on the validation clicks in 119 of 120 fits (XGBoost rank:ndcg, MQ2008 fold 3, "
+        "eta 2: 248 trees there, 199 here).",
         "* Production ranker: 10 labelled queries rather than 1%, which would be 5 MQ2008 queries "
         "(2 of the example); the test NDCG@10 of this ranker is in each table, well below the "
         "ceiling, as in the paper. The ceiling (e) is trained on every labelled training "

@@ -34,8 +34,8 @@ off its training set, several repeats):
   ``ti+ ** (p + 1)``) against the true ``(1/r)**eta``, with Spearman
   correlations.
 
-Run: ``python benchmarks/replicate_unbiased_lambdamart.py`` (about 20 minutes
-on a loaded 2-core machine; writes ``benchmarks/results/unbiased_lambdamart.md``
+Run: ``python benchmarks/replicate_unbiased_lambdamart.py`` (about 11 minutes
+on an idle 2-core machine, 15-20 on a loaded one; writes ``benchmarks/results/unbiased_lambdamart.md``
 and ``unbiased_lambdamart_*.png``), or ``--quick`` for a 1-2 minute smoke run
 written to a temporary directory.
 """
