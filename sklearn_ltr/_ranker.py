@@ -185,7 +185,9 @@ class LambdaMARTRanker(BaseGBRanker):
         ``n_positions`` (the largest ``position`` of ``fit``), relative to
         position 1 (``position_bias_[0] == 1``). Under a position-based
         click model it estimates the examination probability, raised to
-        ``1 / (position_bias_norm + 1)``. 0 marks a position with no pair
+        ``1 / (position_bias_norm + 1)``, when the shown order varies
+        between sessions; with the same order in every session it
+        flattens towards 1 as trees are added. 0 marks a position with no pair
         to estimate it from. These are the biases after the last tree grown
         (early stopping may keep fewer trees).
     position_bias_unclicked_ : ndarray of shape (n_positions,)
