@@ -95,6 +95,17 @@ def _pairs_of_rank(
 
 
 @njit(cache=True)
+def _query_lambda_factor(pair_lambda_sum):
+    """LightGBM's per-query lambda normalisation (``lambdarank_norm``): the
+    factor ``log2(1 + S) / S`` that scales a query's lambdas and hessians,
+    ``S`` the sum of the pairs' ``|lambda|`` counting each pair for both its
+    rows; 1 if ``S`` is 0."""
+    if pair_lambda_sum > 0.0:
+        return np.log2(1.0 + pair_lambda_sum) / pair_lambda_sum
+    return 1.0
+
+
+@njit(cache=True)
 def _sort_ranks(scores, order, sorted_scores):
     """Sort ``order`` so that ``scores[order]`` is descending, ties by row.
 
@@ -231,11 +242,7 @@ def _lambdarank_one_query(
             i, s, g, e, e_inv, e_i, e_inv_i, discounts, inverse_max_dcg,
             sigma, gap_eps, gap_scale, lam, hess,
         )
-    # LightGBM sums |lambda| over pairs, counting each pair for both rows.
-    total *= 2.0
-    factor = 1.0
-    if normalize and total > 0.0:
-        factor = np.log2(1.0 + total) / total
+    factor = _query_lambda_factor(2.0 * total) if normalize else 1.0
     for r in range(n):
         row = order[r]
         scale = factor * weights[row] if has_weights else factor

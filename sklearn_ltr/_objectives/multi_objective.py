@@ -29,7 +29,12 @@ from numba import njit, prange
 from .._sorting import argsort_descending
 from ._base import _check_positive_float
 from ._dcg import _inverse_max_dcg
-from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, lambdarank_kernel
+from .lambdarank import (
+    _SCORE_GAP_EPS,
+    LambdaRankObjective,
+    _query_lambda_factor,
+    lambdarank_kernel,
+)
 
 __all__ = ["LambdaRankMultiObjective", "schedule_weights"]
 
@@ -159,10 +164,7 @@ def _click_lambdas_one_query(
             hess[i] += ph
             hess[j] += ph
             total += pl
-    total *= 2.0
-    factor = 1.0
-    if normalize and total > 0.0:
-        factor = np.log2(1.0 + total) / total
+    factor = _query_lambda_factor(2.0 * total) if normalize else 1.0
     for r in range(n):
         grad_out[order[r]] = lam[r] * factor
         hess_out[order[r]] = hess[r] * factor

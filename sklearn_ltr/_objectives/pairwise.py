@@ -15,7 +15,12 @@ from numba import njit, prange
 
 from .._parallel import pick, serial_twin
 from ._base import _check_positive_int
-from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, _sort_ranks
+from .lambdarank import (
+    _SCORE_GAP_EPS,
+    LambdaRankObjective,
+    _query_lambda_factor,
+    _sort_ranks,
+)
 
 TARGET_METRICS = ("ndcg", "map", None)
 PAIR_METHODS = ("topk", "all", "mean")
@@ -167,9 +172,8 @@ def _pairwise_one_query(
     if normalize:
         if sampled:
             factor = 1.0 / partners.shape[1]
-        elif total > 0.0:
-            # Each pair's |lambda| counts for both its rows, as in LightGBM.
-            factor = np.log2(1.0 + 2.0 * total) / (2.0 * total)
+        else:
+            factor = _query_lambda_factor(2.0 * total)
     for r in range(n):
         row = order[r]
         scale = factor * weights[row] if has_weights else factor

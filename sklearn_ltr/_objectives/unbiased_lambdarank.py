@@ -10,7 +10,12 @@ import numpy as np
 from numba import njit, prange
 
 from .._parallel import pick, serial_twin
-from .lambdarank import _SCORE_GAP_EPS, LambdaRankObjective, _sort_ranks
+from .lambdarank import (
+    _SCORE_GAP_EPS,
+    LambdaRankObjective,
+    _query_lambda_factor,
+    _sort_ranks,
+)
 
 # A propensity below this is treated as unknown: a pair that needs it is not
 # debiased and adds no cost through it (as XGBoost's lambdarank_unbiased).
@@ -106,10 +111,7 @@ def _unbiased_lambdarank_one_query(
             hess[rank_high] += pair_hessian
             hess[rank_low] += pair_hessian
             total += pair_lambda
-    total *= 2.0
-    factor = 1.0
-    if normalize and total > 0.0:
-        factor = np.log2(1.0 + total) / total
+    factor = _query_lambda_factor(2.0 * total) if normalize else 1.0
     for r in range(n):
         row = order[r]
         weight = weights[row] if has_weights else 1.0
@@ -305,19 +307,13 @@ class UnbiasedLambdaRankObjective(LambdaRankObjective):
             )
         self.position_bias_norm = float(position_bias_norm)
         self._position_index = position - 1
-        n_positions = int(position.max(initial=1))
-        t_plus = np.ones(n_positions)
-        t_minus = np.ones(n_positions)
-        if initial_position_bias is not None:
-            known_plus, known_minus = (np.asarray(t, dtype=np.float64)
-                                       for t in initial_position_bias)
-            n_positions = max(n_positions, known_plus.shape[0])
-            t_plus = np.ones(n_positions)
-            t_minus = np.ones(n_positions)
-            t_plus[:known_plus.shape[0]] = known_plus
-            t_minus[:known_minus.shape[0]] = known_minus
-        self.t_plus = t_plus
-        self.t_minus = t_minus
+        known = [] if initial_position_bias is None else [
+            np.asarray(t, dtype=np.float64) for t in initial_position_bias]
+        n_positions = max([int(position.max(initial=1))] + [t.shape[0] for t in known])
+        self.t_plus = np.ones(n_positions)
+        self.t_minus = np.ones(n_positions)
+        for bias, start in zip((self.t_plus, self.t_minus), known):
+            bias[:start.shape[0]] = start
         n = self.y.shape[0]
         self._cost_clicked = np.zeros(n)
         self._cost_unclicked = np.zeros(n)

@@ -537,9 +537,8 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
             The fitted ranker.
         """
         if is_dask_collection(X):
-            LambdaMARTRanker._check_pair_options(self)
-            if self.position_debiasing is not None:
-                LambdaMARTRanker._check_debiasing(self, position)
+            self._check_pair_options()
+            self._check_debiasing(position)
         rows = {} if position is None else {"position": position}
         return self._fit_dask(X, y, qid=qid, sample_weight=sample_weight, X_val=X_val,
                               y_val=y_val, qid_val=qid_val, **rows)
