@@ -4,16 +4,14 @@
 one per split (MQ2008 fold or example repeat).
 """
 
-import os
-import subprocess
-
 import matplotlib
 
 matplotlib.use("Agg")  # no display on the benchmark machine
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xgboost as xgb  # noqa: E402
-from scipy.stats import spearmanr, ttest_rel  # noqa: E402
+from _report import code_version, paired  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
 
 CUTOFFS = (1, 3, 5, 10)
 SHOWN = 10
@@ -49,17 +47,6 @@ def pooled(runs, model, rule):
         return np.mean(per_split, axis=0)
     return np.concatenate(per_split, axis=1)
 
-
-
-def paired(a, b):
-    """(mean difference a - b, p-value) per cutoff over queries with a value."""
-    out = []
-    for row_a, row_b in zip(a, b):
-        ok = ~np.isnan(row_a)
-        diff = row_a[ok] - row_b[ok]
-        p = float(ttest_rel(row_a[ok], row_b[ok]).pvalue) if np.any(diff != 0) else 1.0
-        out.append((float(diff.mean()), p))
-    return out
 
 
 
@@ -354,19 +341,6 @@ def click_section(results, datasets, etas, args):
     lines.append("")
     return lines
 
-
-
-def _code_version():
-    """Commit of the checkout, and whether the library has uncommitted changes."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", "../sklearn_ltr"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "an unknown commit"
-    return f"commit {commit}" + (" with uncommitted library changes" if dirty else "")
 
 
 
