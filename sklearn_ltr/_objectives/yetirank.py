@@ -16,15 +16,95 @@ from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query
 PAIR_WEIGHT_SCALE = 0.15
 
 
-@njit(cache=True, error_model="numpy")
-def _noisy_order(scores, uniforms, keys):
-    """Indices of the documents by ``scores + log(u / (1 - u))`` descending
-    (``-inf`` noise for ``u = 0``); ties keep the row order (CatBoost's
-    StableSort with ``>``)."""
-    for i in range(scores.shape[0]):
+# Runs of this length are sorted by insertion before the merge passes.
+_INSERTION_RUN = 8
+
+
+@njit(cache=True)
+def _sort_in_place(keys, spare):
+    """Sort ``keys`` (int64) ascending; ``spare`` is scratch of the same
+    length. A bottom-up merge sort whose merge step picks with a select
+    rather than a branch: the picks of random keys are unpredictable, and a
+    mispredicted branch per pick would cost more than the comparison."""
+    n = keys.shape[0]
+    for start in range(0, n, _INSERTION_RUN):
+        end = min(start + _INSERTION_RUN, n)
+        for i in range(start + 1, end):
+            item = keys[i]
+            j = i - 1
+            while j >= start and keys[j] > item:
+                keys[j + 1] = keys[j]
+                j -= 1
+            keys[j + 1] = item
+    source, target = keys, spare
+    in_spare = False
+    width = _INSERTION_RUN
+    while width < n:
+        for left in range(0, n, 2 * width):
+            middle = min(left + width, n)
+            right = min(left + 2 * width, n)
+            i, j, k = left, middle, left
+            while i < middle and j < right:
+                a = source[i]
+                b = source[j]
+                take_left = a <= b
+                target[k] = a if take_left else b
+                i += take_left
+                j += not take_left
+                k += 1
+            while i < middle:
+                target[k] = source[i]
+                i += 1
+                k += 1
+            while j < right:
+                target[k] = source[j]
+                j += 1
+                k += 1
+        source, target = target, source
+        in_spare = not in_spare
+        width *= 2
+    if in_spare:
+        keys[:] = spare
+
+
+@njit(cache=True)
+def _noisy_order(exp_scores, uniforms, keys, spare, order):
+    """Fill ``order`` with the documents by ``exp_scores * u / (1 - u)``
+    descending, ties in row order (CatBoost's StableSort with ``>``).
+
+    ``exp_scores`` are ``exp(s - max(s))``: the key is the exponential of
+    ``s + log(u / (1 - u))`` up to a common factor, so the order is that of
+    the scores plus logistic noise (``u = 0`` is noise ``-inf``), without a
+    logarithm per draw. Each key is sorted as one integer: the bits of the
+    non-negative double (which order as the doubles do) with its last ``b``
+    bits replaced by the document's row, ``2**b`` the smallest power of two
+    not below the query's size. Keys that differ only in those bits, by less
+    than ``2**(b - 52)`` relative (``2**-45`` for 128 documents), count as
+    ties. ``keys`` and ``spare`` (int64) are scratch space of the query's
+    length: nothing is allocated.
+    """
+    n = exp_scores.shape[0]
+    index_bits = 0
+    while (1 << index_bits) < n:
+        index_bits += 1
+    mask = (1 << index_bits) - 1
+    for i in range(n):
         u = uniforms[i]
-        keys[i] = -(scores[i] + np.log(u / (1.0 - u)))
-    return np.argsort(keys, kind="mergesort")
+        bits = np.float64(exp_scores[i] * (u / (1.0 - u))).view(np.int64)
+        # Negated so that the ascending sort puts the largest key, and among
+        # equal keys the lowest row (the largest ``mask - i``), first.
+        keys[i] = -(((bits >> index_bits) << index_bits) | (mask - i))
+    _sort_in_place(keys, spare)
+    for j in range(n):
+        order[j] = mask - ((-keys[j]) & mask)
+
+
+@njit(cache=True, error_model="numpy")
+def _exp_of_shifted_scores(scores, out):
+    """``out = exp(scores - max(scores))``, in (0, 1]."""
+    top = scores.max()
+    for i in range(scores.shape[0]):
+        out[i] = np.exp(scores[i] - top)
 
 
 @njit(cache=True)
@@ -46,10 +126,10 @@ def _neighbour_pairs(order, labels, decay, winners, losers, weights):
         factor *= decay
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _yetirank_one_query(
-    scores, labels, uniforms, decay, weights, has_weights, keys, winners, losers, pair_weights,
-    grad_out, hess_out,
+    scores, labels, uniforms, decay, weights, has_weights, exp_scores, keys, order, spare,
+    winners, losers, pair_weights, grad, hess, grad_out, hess_out,
 ):
     """Gradients and hessians of one query, summed over its permutations.
 
@@ -64,33 +144,45 @@ def _yetirank_one_query(
     weights : ndarray of shape (n,)
         Sample weights, read only if ``has_weights``.
     has_weights : bool
-    keys, pair_weights : ndarray of shape (n,), dtype float64
+    exp_scores, pair_weights, grad, hess : ndarray of shape (n,), dtype float64
         Scratch space.
-    winners, losers : ndarray of shape (n,), dtype int64
+    keys, order, spare, winners, losers : ndarray of shape (n,), dtype int64
         Scratch space.
     grad_out, hess_out : ndarray of shape (n,), dtype float32
         Outputs (slices of the booster's buffers).
     """
     n = scores.shape[0]
     n_permutations = uniforms.shape[0]
-    grad = np.zeros(n)
-    hess = np.zeros(n)
+    _exp_of_shifted_scores(scores, exp_scores)
+    grad[:] = 0.0
+    hess[:] = 0.0
     for k in range(n_permutations):
-        order = _noisy_order(scores, uniforms[k], keys)
+        _noisy_order(exp_scores, uniforms[k], keys, spare, order)
         _neighbour_pairs(order, labels, decay, winners, losers, pair_weights)
         for j in range(n - 1):
+            # Pairs of equal labels have w = 0 and add zeros: cheaper than a
+            # branch that mispredicts on a random share of the pairs.
             w = pair_weights[j]
-            if w == 0.0:
-                continue
             win = winners[j]
             lose = losers[j]
-            # p = sigmoid(s_lose - s_win): the pair's probability of being
-            # misordered; the loss is w * log(1 + exp(s_lose - s_win)).
-            p = 1.0 / (1.0 + np.exp(scores[win] - scores[lose]))
+            # p = sigmoid(s_lose - s_win), the pair's probability of being
+            # misordered; the loss is w * log(1 + exp(s_lose - s_win)). The
+            # two exponentials are at most 1 and underflow together only
+            # for scores more than 700 below the query's top.
+            e_win = exp_scores[win]
+            e_lose = exp_scores[lose]
+            total = e_win + e_lose
+            if total > 0.0:
+                inverse = 1.0 / total
+                p = e_lose * inverse
+                q = e_win * inverse
+            else:
+                p = 1.0 / (1.0 + np.exp(scores[win] - scores[lose]))
+                q = 1.0 - p
             wp = w * p
             grad[win] -= wp
             grad[lose] += wp
-            h = wp * (1.0 - p)
+            h = wp * q
             hess[win] += h
             hess[lose] += h
     inv = 1.0 / n_permutations
@@ -102,14 +194,16 @@ def _yetirank_one_query(
 
 @njit(parallel=True, cache=True)
 def _yetirank_gradient_hessian(
-    raw_scores, labels, uniforms, offsets, active, decay, sample_weight, has_weights, keys,
-    winners, losers, pair_weights, grad_out, hess_out,
+    raw_scores, labels, uniforms, offsets, active, decay, sample_weight, has_weights,
+    float_scratch, int_scratch, grad_out, hess_out,
 ):
     """Run :func:`_yetirank_one_query` on every active query, in parallel.
 
-    Inactive queries get zero gradients and hessians. Each query uses only
-    its own columns of ``uniforms`` and its own slices of the scratch arrays,
-    so results do not depend on the number of threads.
+    ``float_scratch`` (float64) and ``int_scratch`` (int64) have shapes
+    ``(4, n_samples)`` and ``(5, n_samples)``: one row per scratch array of
+    :func:`_yetirank_one_query`. Inactive queries get zero gradients and
+    hessians. Each query uses only its own columns of ``uniforms`` and of the
+    scratch arrays, so results do not depend on the number of threads.
     """
     n_queries = offsets.shape[0] - 1
     for q in prange(n_queries):
@@ -119,10 +213,12 @@ def _yetirank_gradient_hessian(
             grad_out[start:end] = 0.0
             hess_out[start:end] = 0.0
             continue
+        f = float_scratch[:, start:end]
+        i = int_scratch[:, start:end]
         _yetirank_one_query(
             raw_scores[start:end], labels[start:end], uniforms[:, start:end], decay,
             sample_weight[start:end] if has_weights else sample_weight, has_weights,
-            keys[start:end], winners[start:end], losers[start:end], pair_weights[start:end],
+            f[0], i[0], i[1], i[2], i[3], i[4], f[1], f[2], f[3],
             grad_out[start:end], hess_out[start:end],
         )
 
@@ -143,12 +239,16 @@ def _pair_weight_matrix(scores, labels, uniforms, decay, out):
     :func:`_noisy_order` and :func:`_neighbour_pairs`)."""
     n = scores.shape[0]
     out[:, :] = 0.0
-    keys = np.empty(n)
+    exp_scores = np.empty(n)
+    _exp_of_shifted_scores(scores, exp_scores)
+    keys = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    spare = np.empty(n, dtype=np.int64)
     winners = np.empty(n, dtype=np.int64)
     losers = np.empty(n, dtype=np.int64)
     weights = np.empty(n)
     for k in range(uniforms.shape[0]):
-        order = _noisy_order(scores, uniforms[k], keys)
+        _noisy_order(exp_scores, uniforms[k], keys, spare, order)
         _neighbour_pairs(order, labels, decay, winners, losers, weights)
         for j in range(n - 1):
             if weights[j] != 0.0:
@@ -168,7 +268,11 @@ def _noise_free_pair_loss(raw_scores, labels, offsets, active, decay, out):
         n = end - start
         s = raw_scores[start:end]
         # u = 1/2 is noise 0: the ranking by score.
-        order = _noisy_order(s, np.full(n, 0.5), np.empty(n))
+        exp_scores = np.empty(n)
+        _exp_of_shifted_scores(s, exp_scores)
+        order = np.empty(n, dtype=np.int64)
+        _noisy_order(exp_scores, np.full(n, 0.5), np.empty(n, dtype=np.int64),
+                     np.empty(n, dtype=np.int64), order)
         winners = np.empty(n, dtype=np.int64)
         losers = np.empty(n, dtype=np.int64)
         weights = np.empty(n)
@@ -238,8 +342,9 @@ class YetiRankObjective(BaseObjective):
       ``catboost/private/libs/algo/approx_updater_helpers.h``) and multiplies
       it by ``u / (1.000001 - u)`` with ``u`` uniform; on the score scale
       that adds ``log(u / (1 - u))``, logistic noise (the difference of two
-      Gumbel variables, hence the option's name). This class uses exactly
-      ``1 - u`` (CatBoost's 1e-6 only guards its division).
+      Gumbel variables, hence the option's name). This class does the same
+      with ``exp(score - max score)`` of each query and exactly ``1 - u``
+      (CatBoost's 1e-6 only guards its division).
     - The documents are sorted by the noisy value with a stable sort, and
       the ``n - 1`` pairs of neighbours get ``0.15 * decay**j * |y_a -
       y_b|`` (CatBoost's "magicConst"), added to the (higher label, lower
@@ -316,10 +421,8 @@ class YetiRankObjective(BaseObjective):
         # Allocated once: the draws and the kernels' per-row scratch space.
         # Before the first prepare_iteration u = 1/2, noise 0: rank by score.
         self._uniforms = np.full((self.permutations, n), 0.5)
-        self._keys = np.empty(n)
-        self._winners = np.empty(n, dtype=np.int64)
-        self._losers = np.empty(n, dtype=np.int64)
-        self._pair_weights = np.empty(n)
+        self._float_scratch = np.empty((4, n))
+        self._int_scratch = np.empty((5, n), dtype=np.int64)
         self._weights = np.empty(0) if self.sample_weight is None else self.sample_weight
 
     def prepare_iteration(self, rng):
@@ -355,8 +458,8 @@ class YetiRankObjective(BaseObjective):
                       raw_scores.shape[0], _MIN_PARALLEL_ROWS)
         kernel(
             raw_scores, self.y, self._uniforms, self.offsets, self._active, self.decay,
-            self._weights, self.sample_weight is not None, self._keys, self._winners,
-            self._losers, self._pair_weights, grad_out, hess_out,
+            self._weights, self.sample_weight is not None, self._float_scratch,
+            self._int_scratch, grad_out, hess_out,
         )
 
     def loss(self, raw_scores):
