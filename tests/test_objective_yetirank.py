@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_ltr import YetiRankRanker
 from sklearn_ltr._objectives import OBJECTIVES, YetiRankObjective
-from sklearn_ltr._objectives.yetirank import PAIR_WEIGHT_SCALE, pair_weights
+from sklearn_ltr._objectives.yetirank import PAIR_WEIGHT_SCALE, _noisy_order, pair_weights
 from sklearn_ltr._parallel import parallel_kernels_only
 from sklearn_ltr.datasets import load_example, make_ranking
 from sklearn_ltr.metrics import ndcg_score
@@ -96,6 +96,30 @@ def test_noise_is_the_log_odds_of_the_draws():
     # u = 0 is noise -inf: that document ranks last whatever its score.
     W = pair_weights(np.array([5.0, 0.0, 0.0]), labels, np.array([[0.0, 0.5, 0.5]]), 0.5)
     assert W[1, 2] == pytest.approx(0.15 * 2) and W[0, 2] == pytest.approx(0.15 * 0.5 * 1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 17, 120, 256, 257, 1500])
+def test_noisy_order_is_a_stable_sort_of_score_plus_log_odds(n):
+    # The kernel sorts packed integers by a merge sort of its own; the
+    # oracle is NumPy's stable argsort of s + log(u / (1 - u)), descending.
+    rng = np.random.default_rng(n)
+    scores = rng.normal(scale=3.0, size=n)
+    u = rng.random(n)
+    # Exact ties (same score and draw) must keep the row order, and u = 0
+    # (noise -inf) puts a document after every other.
+    scores[n // 2:] = scores[: n - n // 2] if n > 3 else scores[n // 2:]
+    u[n // 2:] = u[: n - n // 2] if n > 3 else u[n // 2:]
+    if n > 5:
+        u[3] = 0.0
+    with np.errstate(divide="ignore"):
+        noisy = scores + np.log(u / (1 - u))
+    expected = np.argsort(-noisy, kind="stable")
+    exp_scores = np.exp(scores - scores.max())
+    order = np.empty(n, dtype=np.int64)
+    _noisy_order(exp_scores, u, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), order)
+    np.testing.assert_array_equal(order, expected)
+    if n > 5:
+        assert order[-1] == 3
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
