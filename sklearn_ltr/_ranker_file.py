@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import __version__
 from ._gbdt.binning import BinMapper, _search_tables
 from ._gbdt.booster import Booster
-from ._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_of
+from ._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
 from ._registry import model_classes
 from ._scoring import scoring_metric
 
@@ -458,7 +458,7 @@ def _check_categorical_splits(a, mapper):
             "a split's node_is_categorical differs from bin_is_categorical of its feature"
         )
     # The bits a feature's splits may set: one per category.
-    allowed = np.array([bitset_of(range(n)) for n in mapper.n_bins_non_missing_])
+    allowed = np.array([bitset_below(n) for n in mapper.n_bins_non_missing_])
     bits = a["node_left_categories"][split][categorical]
     if np.any(bits & ~allowed[feature[categorical]]):
         raise ModelFileError("a categorical split sends a category its feature does not have left")

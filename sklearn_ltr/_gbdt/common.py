@@ -65,9 +65,20 @@ def in_bitset(bitset, b):
 
 def bitset_of(bins):
     """The bitset (ndarray of BITSET_WORDS uint32) holding ``bins``."""
+    bits = np.zeros(BITSET_WORDS * 32, dtype=bool)
+    bits[np.asarray(bins, dtype=np.int64)] = True
+    return np.packbits(bits, bitorder="little").view("<u4").astype(BITSET_DTYPE)
+
+
+def bitset_below(n_bins):
+    """The bitset of bins ``0 .. n_bins - 1``; what :func:`bitset_of`
+    returns for ``range(n_bins)``, without building the range (a split's
+    left bins are one, made for every split grown)."""
     bitset = np.zeros(BITSET_WORDS, dtype=BITSET_DTYPE)
-    for b in bins:
-        bitset[int(b) >> 5] |= BITSET_DTYPE(1) << BITSET_DTYPE(int(b) & 31)
+    full, rest = divmod(int(n_bins), 32)
+    bitset[:full] = np.iinfo(BITSET_DTYPE).max
+    if rest:
+        bitset[full] = (1 << rest) - 1
     return bitset
 
 

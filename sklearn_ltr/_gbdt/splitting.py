@@ -34,7 +34,7 @@ from numba import get_thread_id, njit, prange
 
 from .._parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
-from .common import BITSET_DTYPE, bitset_of, in_bitset
+from .common import BITSET_DTYPE, bitset_below, bitset_of, in_bitset
 from .constraints import _scan_feature_bounded
 from .scan_parts import first_best_threshold, leaf_term, left_sums, subtract_sibling
 
@@ -352,7 +352,7 @@ def left_bins(bin_threshold, missing_go_to_left, categories, missing_bin):
     if categories is not None:
         bitset = np.array(categories, dtype=BITSET_DTYPE)
     else:
-        bitset = bitset_of(range(int(bin_threshold) + 1))
+        bitset = bitset_below(int(bin_threshold) + 1)
     if missing_go_to_left:
         bitset |= bitset_of([missing_bin])
     return bitset
