@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from sklearn_ltr._gbdt.common import bitset_below, bitset_of, in_bitset
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
 from sklearn_ltr._gbdt.splitting import _find_best_split, _partition, find_best_splits, left_bins
 
@@ -200,3 +201,14 @@ def test_split_search_with_sibling_subtracts_then_searches(masked_out):
         nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
     alone = _find_best_split(hist_small, Gs, Hs, len(small), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
     assert both == [derived, alone]
+
+
+@pytest.mark.parametrize("n_bins", [0, 1, 31, 32, 33, 200, 255, 256])
+def test_bitsets_hold_exactly_their_bins(n_bins):
+    # Oracle: the bits read back one by one with the scan's own in_bitset.
+    below = bitset_below(n_bins)
+    assert below.dtype == np.uint32 and below.shape == (8,)
+    assert [b for b in range(256) if in_bitset(below, b)] == list(range(n_bins))
+    np.testing.assert_array_equal(bitset_of(range(n_bins)), below)
+    chosen = np.random.default_rng(n_bins).choice(256, size=min(n_bins, 40), replace=False)
+    assert [b for b in range(256) if in_bitset(bitset_of(chosen), b)] == sorted(chosen)
