@@ -334,7 +334,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         del X, y, qid, sample_weight, y_secondary, position, X_val, y_val, qid_val, order
         del train_rows, extra
         self._boost(
-            TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_),
+            TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_,
+                         bin_mapper.n_bins_non_missing_),
             objective_name=objective.name,
             baseline=objective.init_score(),
             validation=validation,

@@ -149,3 +149,40 @@ def test_prefetching_node_builds_equal_brute_force(n_node, hessian):
         h = np.full(len(g), hessian, np.float32)
         _build_histogram_const(X, rows, g[rows], hessian, mask, hist)
     np.testing.assert_allclose(hist, _brute_force(X, g, h, rows), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n_features", [5, 8, 13])
+@pytest.mark.parametrize("hessian", [None, 0.5])
+def test_value_bins_write_the_used_bins_and_missing_and_nothing_else(n_features, hessian):
+    # Narrow features: feature f takes values below value_bins[f] or the
+    # missing bin. Those bins and the missing bin must equal the brute-force
+    # sums over a dirty buffer (a histogram slot reused from another node),
+    # and the bins in between must be left as they were.
+    rng = np.random.default_rng(n_features)
+    n = 700
+    value_bins = rng.integers(1, N_BINS - 1, n_features).astype(np.int64)
+    value_bins[0] = N_BINS - 1  # a feature using every value bin
+    X = np.column_stack([rng.integers(0, v, n) for v in value_bins]).astype(np.uint8)
+    X[rng.random(X.shape) < 0.1] = N_BINS - 1
+    X = np.asfortranarray(X)
+    g = rng.standard_normal(n).astype(np.float32)
+    h = (rng.uniform(0.1, 2, n) if hessian is None else np.full(n, hessian)).astype(np.float32)
+    mask = np.ones(n_features, np.uint8)
+    rows = np.sort(rng.choice(n, 250, replace=False)).astype(np.int32)
+    written = np.zeros((n_features, N_BINS), dtype=bool)
+    for f, v in enumerate(value_bins):
+        written[f, :v] = written[f, -1] = True
+    for name, rows_used in (("root", np.arange(n, dtype=np.int32)), ("node", rows)):
+        hist = allocate_histograms(1, n_features, N_BINS)[0]
+        hist[:] = -7.0
+        if hessian is None and name == "root":
+            _build_histogram_root(X, g, h, mask, hist, value_bins)
+        elif hessian is None:
+            _build_histogram(X, rows, g[rows], h[rows], mask, hist, value_bins)
+        elif name == "root":
+            _build_histogram_root_const(X, g, hessian, mask, hist, value_bins)
+        else:
+            _build_histogram_const(X, rows, g[rows], hessian, mask, hist, value_bins)
+        expected = _brute_force(X, g, h, rows_used)
+        np.testing.assert_allclose(hist[written], expected[written], rtol=1e-12)
+        assert np.all(hist[~written] == -7.0), name

@@ -338,6 +338,10 @@ class TrainingData:
         tree before its gradients are computed.
     missing_values_bin_idx : int
         Bin index of missing values.
+    n_bins_non_missing : array-like of shape (n_features,), default=None
+        The bin mapper's ``n_bins_non_missing_``, handed to
+        :class:`~.node_rows.NodeRows` so that histograms clear only the bins
+        in use.
 
     Attributes
     ----------
@@ -351,8 +355,8 @@ class TrainingData:
         Raw scores of the current model.
     """
 
-    def __init__(self, X_binned, objective, missing_values_bin_idx):
-        self.node_rows = NodeRows(X_binned, missing_values_bin_idx)
+    def __init__(self, X_binned, objective, missing_values_bin_idx, n_bins_non_missing=None):
+        self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
         self.objective = objective
         self.offsets = objective.offsets
         n_samples = self.node_rows.n_samples

@@ -144,14 +144,18 @@ def allocate_histograms(n_histograms, n_features, n_bins):
 
 @njit(cache=True)
 def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-               start, stop, hist, ahead):
+               start, stop, hist, value_bins, ahead):
     """Accumulate features[start:stop] (at most 4) into ``hist``, general
     hessians; with ``use_indices``, prefetch the columns ``ahead`` rows ahead
-    (0: none)."""
+    (0: none). Only the bins a feature's rows can fall in, its first
+    ``value_bins[f]`` and the missing bin (the last), are cleared first."""
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
     n_hinted = max(0, n - ahead) if ahead > 0 else 0
+    missing_bin = hist.shape[1] - 1
     for k in range(start, stop):
-        hist[features[k]][:] = 0.0
+        f = features[k]
+        hist[f, :value_bins[f]] = 0.0
+        hist[f, missing_bin] = 0.0
     if stop - start == 4:
         c0 = X_binned[:, features[start]]
         c1 = X_binned[:, features[start + 1]]
@@ -199,13 +203,17 @@ def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, featu
 
 @njit(cache=True)
 def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                     start, stop, hist, ahead):
+                     start, stop, hist, value_bins, ahead):
     """Accumulate features[start:stop] (at most 8) into ``hist``, constant
-    hessian; ``ahead`` as in :func:`_hist_rows`."""
+    hessian; ``value_bins`` and ``ahead`` as in :func:`_hist_rows`."""
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
     n_hinted = max(0, n - ahead) if ahead > 0 else 0
     n_bins = hist.shape[1]
-    acc = np.zeros((8, n_bins, 2))
+    missing_bin = n_bins - 1
+    acc = np.empty((8, n_bins, 2))
+    for k in range(start, stop):
+        acc[k - start, :value_bins[features[k]]] = 0.0
+        acc[k - start, missing_bin] = 0.0
     if stop - start == 8:
         c0 = X_binned[:, features[start]]
         c1 = X_binned[:, features[start + 1]]
@@ -263,11 +271,18 @@ def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, 
     for k in range(start, stop):
         hf = hist[features[k]]
         a = acc[k - start]
-        for b in range(n_bins):
-            hf[b, 0] = a[b, 0]
-            hf[b, 1] = a[b, 1] * hessian
-            hf[b, 2] = a[b, 1]
-            hf[b, 3] = 0.0
+        for b in range(value_bins[features[k]]):
+            _store_const(hf, a, b, hessian)
+        _store_const(hf, a, missing_bin, hessian)
+
+
+@njit(cache=True, inline="always")
+def _store_const(hf, a, b, hessian):
+    """Bin ``b`` of a constant-hessian accumulator as a histogram bin."""
+    hf[b, 0] = a[b, 0]
+    hf[b, 1] = a[b, 1] * hessian
+    hf[b, 2] = a[b, 1]
+    hf[b, 3] = 0.0
 
 
 # The root's histogram reads every row directly, a node's reads its rows
@@ -290,7 +305,7 @@ _MIN_PARALLEL_CELLS = 200_000
 
 @njit(parallel=True, cache=True)
 def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, hessians,
-                             features, hist, ahead):
+                             features, hist, value_bins, ahead):
     """Build a histogram, general hessians (see :func:`_build_histogram_root`
     and :func:`_build_histogram`).
 
@@ -305,12 +320,12 @@ def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, h
     n_groups = (n_active + 3) // 4
     for grp in prange(n_groups):
         _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-                   grp * 4, min(grp * 4 + 4, n_active), hist, ahead)
+                   grp * 4, min(grp * 4 + 4, n_active), hist, value_bins, ahead)
 
 
 @njit(parallel=True, cache=True)
 def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradients, hessian,
-                                   features, hist, ahead):
+                                   features, hist, value_bins, ahead):
     """Build a histogram, constant hessian (see
     :func:`_build_histogram_root_const` and :func:`_build_histogram_const`);
     ``sample_indices``, ``use_indices`` and ``features`` as in
@@ -319,7 +334,7 @@ def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradie
     n_groups = (n_active + 7) // 8
     for grp in prange(n_groups):
         _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                         grp * 8, min(grp * 8 + 8, n_active), hist, ahead)
+                         grp * 8, min(grp * 8 + 8, n_active), hist, value_bins, ahead)
 
 
 _build_histogram_of_rows_serial = serial_twin(_build_histogram_of_rows)
@@ -352,6 +367,13 @@ def _prefetch_distance(n_node_rows, n_rows):
     return _PREFETCH_ROWS_AHEAD if n_node_rows < _PREFETCH_MAX_SHARE * n_rows else 0
 
 
+def _value_bins(value_bins, hist):
+    """``value_bins``, or every bin but the missing one for each feature."""
+    if value_bins is None:
+        return np.full(hist.shape[0], hist.shape[1] - 1, dtype=np.int64)
+    return value_bins
+
+
 def _masked_in(feature_mask):
     """The features whose ``feature_mask`` entry is non-zero, ascending, as
     int64. Found here in NumPy rather than in the kernels: a few microseconds
@@ -359,7 +381,7 @@ def _masked_in(feature_mask):
     return np.flatnonzero(feature_mask).astype(np.int64, copy=False)
 
 
-def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist):
+def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist, value_bins=None):
     """Build the histogram of all rows, without gathering.
 
     Parameters
@@ -374,14 +396,18 @@ def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist):
         Features to build (non-zero).
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram, overwritten for masked-in features.
+    value_bins : ndarray of shape (n_features,), dtype int64, default=None
+        Bins below which each feature's values fall (besides the missing
+        bin): only those and the missing bin are written. None: all bins.
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(X_binned.shape[0], features, False)
-    kernel(X_binned, _NO_ROWS, False, gradients, hessians, features, hist, 0)
+    kernel(X_binned, _NO_ROWS, False, gradients, hessians, features, hist,
+           _value_bins(value_bins, hist), 0)
 
 
 def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessians,
-                     feature_mask, hist):
+                     feature_mask, hist, value_bins=None):
     """Build the histogram of a node from its rows.
 
     Parameters
@@ -398,14 +424,19 @@ def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessia
         Features to build (non-zero).
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram, overwritten for masked-in features.
+    value_bins : ndarray of shape (n_features,), dtype int64, default=None
+        Bins below which each feature's values fall (besides the missing
+        bin): only those and the missing bin are written. None: all bins.
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, False)
     kernel(X_binned, sample_indices, True, ordered_gradients, ordered_hessians, features, hist,
+           _value_bins(value_bins, hist),
            _prefetch_distance(sample_indices.shape[0], X_binned.shape[0]))
 
 
-def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist):
+def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist,
+                                value_bins=None):
     """Build the root histogram when every row has the same hessian.
 
     Parameters
@@ -420,14 +451,18 @@ def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist
         Features to build (non-zero).
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram (hessian sums are ``count * hessian``).
+    value_bins : ndarray of shape (n_features,), dtype int64, default=None
+        Bins below which each feature's values fall (besides the missing
+        bin): only those and the missing bin are written. None: all bins.
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(X_binned.shape[0], features, True)
-    kernel(X_binned, _NO_ROWS, False, gradients, float(hessian), features, hist, 0)
+    kernel(X_binned, _NO_ROWS, False, gradients, float(hessian), features, hist,
+           _value_bins(value_bins, hist), 0)
 
 
 def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
-                           feature_mask, hist):
+                           feature_mask, hist, value_bins=None):
     """Build a node's histogram when every row has the same hessian.
 
     Parameters
@@ -444,10 +479,14 @@ def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
         Features to build (non-zero).
     hist : ndarray of shape (n_features, n_bins, 4), dtype float64
         Output histogram (hessian sums are ``count * hessian``).
+    value_bins : ndarray of shape (n_features,), dtype int64, default=None
+        Bins below which each feature's values fall (besides the missing
+        bin): only those and the missing bin are written. None: all bins.
     """
     features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, True)
     kernel(X_binned, sample_indices, True, ordered_gradients, float(hessian), features, hist,
+           _value_bins(value_bins, hist),
            _prefetch_distance(sample_indices.shape[0], X_binned.shape[0]))
 
 

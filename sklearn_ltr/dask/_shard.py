@@ -266,7 +266,8 @@ class TrainingShard:
         rows = {} if self._position is None else {"position": self._position}
         objective = estimator._make_objective(y, self._offsets, self._weights, **rows,
                                               **objective_state)
-        self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_)
+        self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_,
+                                     bin_mapper.n_bins_non_missing_)
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
         self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
