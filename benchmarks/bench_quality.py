@@ -189,8 +189,8 @@ def _mq2008_folds(data_dir):
         yield f"MQ2008 Fold{fold}", train, val, test
 
 
-def _datasets(data_dir):
-    yield from _mq2008_folds(data_dir)
+def _example_split(data_dir):
+    """LightGBM's example data: train, validation (20% of training queries) and test."""
     example = os.path.join(data_dir, "lightgbm_lambdarank_example")
     loaded = []
     for part in ("train", "test"):
@@ -204,12 +204,16 @@ def _datasets(data_dir):
     train_q, val_q = split_queries(offsets, 0.2, np.random.default_rng(0))
     train_rows, _ = rows_of_queries(offsets, train_q, order)
     val_rows, _ = rows_of_queries(offsets, val_q, order)
-    yield (
-        "LightGBM example",
+    return (
         (X[train_rows], y[train_rows], qid[train_rows]),
         (X[val_rows], y[val_rows], qid[val_rows]),
         test,
     )
+
+
+def _datasets(data_dir):
+    yield from _mq2008_folds(data_dir)
+    yield ("LightGBM example", *_example_split(data_dir))
 
 
 def _over_seeds(fit, test, n_seeds):
@@ -413,8 +417,9 @@ def main():
     default = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
     parser.add_argument("--data", default=os.path.normpath(default))
     parser.add_argument(
-        "--seeds", type=int, default=5,
-        help="seeds per model; NDCG is averaged over them (XE-NDCG draws gamma from its seed)",
+        "--seeds", type=int, default=None,
+        help="seeds per model; NDCG is averaged over them (XE-NDCG draws gamma from its seed); "
+        "default 5, and 1 with --all-rankers",
     )
     parser.add_argument(
         "--curves", action="store_true",
@@ -431,8 +436,36 @@ def main():
         "settings around the benchmark's on each MQ2008 fold and compare each with itself too "
         "(Markdown table)",
     )
+    parser.add_argument(
+        "--all-rankers", action="store_true",
+        help="instead of the early-stopping table, compare every ranker of ours with LightGBM, "
+        "XGBoost and CatBoost rankers at fixed trees and early-stopped (Markdown report, issue #20)",
+    )
+    parser.add_argument(
+        "--datasets", default="mq2008,example,mr1000,mr5000",
+        help="with --all-rankers: comma-separated subset of mq2008,example,mr1000,mr5000",
+    )
+    parser.add_argument(
+        "--time-repeats", type=int, default=2,
+        help="with --all-rankers: alternated fits of YetiRankRanker and CatBoost timed per dataset",
+    )
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="with --all-rankers: smoke run (MQ2008 fold 1, 30 trees, small make_ranking data), "
+        "report written to a temporary file unless --out is given",
+    )
+    parser.add_argument(
+        "--out", default=None,
+        help="with --all-rankers: report path (default benchmarks/results/quality_all_rankers.md)",
+    )
     args = parser.parse_args()
-    if args.nearby:
+    if args.seeds is None:
+        args.seeds = 1 if args.all_rankers else 5
+    if args.all_rankers:
+        from _quality_all_rankers import run
+
+        run(args, ["python", "benchmarks/bench_quality.py", *sys.argv[1:]])
+    elif args.nearby:
         _nearby_table(args.data)
     elif args.curves:
         if args.curve_trees < CURVE_FIRST_ITERATION:
