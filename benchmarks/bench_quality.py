@@ -46,6 +46,23 @@ LightGBM is more than 0.005 below LightGBM at the benchmark's settings (and
 the same for ours). The last row gives the means over folds and, in the last
 three columns, how many settings fall short on at least one fold, as the
 acceptance line counts. Run: ``python benchmarks/bench_quality.py --nearby``.
+
+``--all-rankers`` (issue #20, code in ``_quality_all_rankers.py``) writes a
+Markdown report comparing every ranker of ours (LambdaMART, RankNet,
+LambdaMART MAP, XE-NDCG, ListNet, YetiRank, CalibratedRanker) with LightGBM
+lambdarank and rank_xendcg, XGBoost rank:ndcg, rank:pairwise and rank:map and
+CatBoost YetiRank on MQ2008 (5 folds, test queries pooled), the LightGBM
+example data and ``make_ranking`` at 1,000 and 5,000 queries (60/20/20 by
+query). Each ranker is fitted once with 500 trees; its staged raw scores
+(checked against its full prediction) give test NDCG@10 at 500 trees and at
+the iteration the same early-stopping rule on validation NDCG@10 (patience
+30) keeps. Every ranker is tested against CatBoost YetiRank by paired t-tests
+over per-query NDCG@10, and YetiRankRanker's fit time is timed against
+CatBoost's by alternated fits. Run: ``python benchmarks/bench_quality.py
+--all-rankers [--datasets mq2008,example,mr1000,mr5000] [--seeds 1]
+[--time-repeats 2] [--out benchmarks/results/quality_all_rankers.md]``;
+``--quick`` is a smoke run of about a minute (MQ2008 folds 1-2, 30 trees,
+small ``make_ranking`` data) that writes to a temporary file.
 """
 
 import argparse
@@ -451,7 +468,7 @@ def main():
     )
     parser.add_argument(
         "--quick", action="store_true",
-        help="with --all-rankers: smoke run (MQ2008 fold 1, 30 trees, small make_ranking data), "
+        help="with --all-rankers: smoke run (MQ2008 folds 1-2, 30 trees, small make_ranking data), "
         "report written to a temporary file unless --out is given",
     )
     parser.add_argument(
