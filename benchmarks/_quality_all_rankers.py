@@ -89,7 +89,8 @@ def _catboost(seed, trees):
     # tree defaults (depth 6, l2_leaf_reg 3) instead of the 31-leaf setting.
     return catboost.CatBoostRanker(
         loss_function="YetiRank", iterations=trees, learning_rate=SHARED["learning_rate"],
-        border_count=254, thread_count=SHARED["threads"], verbose=0, random_seed=seed)
+        border_count=254, thread_count=SHARED["threads"], verbose=0, random_seed=seed,
+        allow_writing_files=False)
 
 
 # name -> (library, factory(seed, trees) -> unfitted model)
