@@ -46,6 +46,23 @@ LightGBM is more than 0.005 below LightGBM at the benchmark's settings (and
 the same for ours). The last row gives the means over folds and, in the last
 three columns, how many settings fall short on at least one fold, as the
 acceptance line counts. Run: ``python benchmarks/bench_quality.py --nearby``.
+
+``--all-rankers`` (issue #20, code in ``_quality_all_rankers.py``) writes a
+Markdown report comparing every ranker of ours (LambdaMART, RankNet,
+LambdaMART MAP, XE-NDCG, ListNet, YetiRank, CalibratedRanker) with LightGBM
+lambdarank and rank_xendcg, XGBoost rank:ndcg, rank:pairwise and rank:map and
+CatBoost YetiRank on MQ2008 (5 folds, test queries pooled), the LightGBM
+example data and ``make_ranking`` at 1,000 and 5,000 queries (60/20/20 by
+query). Each ranker is fitted once with 500 trees; its staged raw scores
+(checked against its full prediction) give test NDCG@10 at 500 trees and at
+the iteration the same early-stopping rule on validation NDCG@10 (patience
+30) keeps. Every ranker is tested against CatBoost YetiRank by paired t-tests
+over per-query NDCG@10, and YetiRankRanker's fit time is timed against
+CatBoost's by alternated fits. Run: ``python benchmarks/bench_quality.py
+--all-rankers [--datasets mq2008,example,mr1000,mr5000] [--seeds 1]
+[--time-repeats 2] [--out benchmarks/results/quality_all_rankers.md]``;
+``--quick`` is a smoke run of about a minute (MQ2008 folds 1-2, 30 trees,
+small ``make_ranking`` data) that writes to a temporary file.
 """
 
 import argparse
@@ -189,8 +206,8 @@ def _mq2008_folds(data_dir):
         yield f"MQ2008 Fold{fold}", train, val, test
 
 
-def _datasets(data_dir):
-    yield from _mq2008_folds(data_dir)
+def _example_split(data_dir):
+    """LightGBM's example data: train, validation (20% of training queries) and test."""
     example = os.path.join(data_dir, "lightgbm_lambdarank_example")
     loaded = []
     for part in ("train", "test"):
@@ -204,12 +221,16 @@ def _datasets(data_dir):
     train_q, val_q = split_queries(offsets, 0.2, np.random.default_rng(0))
     train_rows, _ = rows_of_queries(offsets, train_q, order)
     val_rows, _ = rows_of_queries(offsets, val_q, order)
-    yield (
-        "LightGBM example",
+    return (
         (X[train_rows], y[train_rows], qid[train_rows]),
         (X[val_rows], y[val_rows], qid[val_rows]),
         test,
     )
+
+
+def _datasets(data_dir):
+    yield from _mq2008_folds(data_dir)
+    yield ("LightGBM example", *_example_split(data_dir))
 
 
 def _over_seeds(fit, test, n_seeds):
@@ -413,8 +434,9 @@ def main():
     default = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
     parser.add_argument("--data", default=os.path.normpath(default))
     parser.add_argument(
-        "--seeds", type=int, default=5,
-        help="seeds per model; NDCG is averaged over them (XE-NDCG draws gamma from its seed)",
+        "--seeds", type=int, default=None,
+        help="seeds per model; NDCG is averaged over them (XE-NDCG draws gamma from its seed); "
+        "default 5, and 1 with --all-rankers",
     )
     parser.add_argument(
         "--curves", action="store_true",
@@ -431,8 +453,36 @@ def main():
         "settings around the benchmark's on each MQ2008 fold and compare each with itself too "
         "(Markdown table)",
     )
+    parser.add_argument(
+        "--all-rankers", action="store_true",
+        help="instead of the early-stopping table, compare every ranker of ours with LightGBM, "
+        "XGBoost and CatBoost rankers at fixed trees and early-stopped (Markdown report, issue #20)",
+    )
+    parser.add_argument(
+        "--datasets", default="mq2008,example,mr1000,mr5000",
+        help="with --all-rankers: comma-separated subset of mq2008,example,mr1000,mr5000",
+    )
+    parser.add_argument(
+        "--time-repeats", type=int, default=2,
+        help="with --all-rankers: alternated fits of YetiRankRanker and CatBoost timed per dataset",
+    )
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="with --all-rankers: smoke run (MQ2008 folds 1-2, 30 trees, small make_ranking data), "
+        "report written to a temporary file unless --out is given",
+    )
+    parser.add_argument(
+        "--out", default=None,
+        help="with --all-rankers: report path (default benchmarks/results/quality_all_rankers.md)",
+    )
     args = parser.parse_args()
-    if args.nearby:
+    if args.seeds is None:
+        args.seeds = 1 if args.all_rankers else 5
+    if args.all_rankers:
+        from _quality_all_rankers import run
+
+        run(args, ["python", "benchmarks/bench_quality.py", *sys.argv[1:]])
+    elif args.nearby:
         _nearby_table(args.data)
     elif args.curves:
         if args.curve_trees < CURVE_FIRST_ITERATION:
