@@ -7,7 +7,7 @@ import pytest
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr._parallel import parallel_kernels_only
-from sklearn_ltr._sorting import argsort_descending
+from sklearn_ltr._sorting import argsort_descending, sort_in_place
 from sklearn_ltr.datasets import make_ranking
 
 
@@ -19,6 +19,18 @@ def test_argsort_descending_is_numpys_stable_sort_of_the_negated_values(seed):
     values = np.where(rng.random(n) < 0.5, rng.choice(pool, n), rng.normal(size=n).round(1))
     expected = np.argsort(-values, kind="mergesort")
     np.testing.assert_array_equal(argsort_descending(values), expected)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 16, 17, 100, 120, 255, 1000])
+def test_sort_in_place_is_numpys_sort(n):
+    rng = np.random.default_rng(n)
+    # Duplicates and the int64 extremes included.
+    keys = rng.integers(-(2**62), 2**62, n) if n < 100 else rng.integers(-50, 50, n)
+    if n > 2:
+        keys[0], keys[-1] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    expected = np.sort(keys)
+    sort_in_place(keys, np.empty(n, dtype=np.int64))
+    np.testing.assert_array_equal(keys, expected)
 
 
 @pytest.mark.parametrize("cls", [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker])

@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._parallel import pick, serial_twin
+from .._sorting import sort_in_place
 from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query_reduce
 
 # CatBoost's constant factor of every pair weight ("magicConst = 0.15; // Like
@@ -14,57 +15,6 @@ from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query
 # scale the hessians are compared with (l2_regularization,
 # min_hessian_to_split), so it is kept as CatBoost has it.
 PAIR_WEIGHT_SCALE = 0.15
-
-
-# Runs of this length are sorted by insertion before the merge passes.
-_INSERTION_RUN = 8
-
-
-@njit(cache=True)
-def _sort_in_place(keys, spare):
-    """Sort ``keys`` (int64) ascending; ``spare`` is scratch of the same
-    length. A bottom-up merge sort whose merge step picks with a select
-    rather than a branch: the picks of random keys are unpredictable, and a
-    mispredicted branch per pick would cost more than the comparison."""
-    n = keys.shape[0]
-    for start in range(0, n, _INSERTION_RUN):
-        end = min(start + _INSERTION_RUN, n)
-        for i in range(start + 1, end):
-            item = keys[i]
-            j = i - 1
-            while j >= start and keys[j] > item:
-                keys[j + 1] = keys[j]
-                j -= 1
-            keys[j + 1] = item
-    source, target = keys, spare
-    in_spare = False
-    width = _INSERTION_RUN
-    while width < n:
-        for left in range(0, n, 2 * width):
-            middle = min(left + width, n)
-            right = min(left + 2 * width, n)
-            i, j, k = left, middle, left
-            while i < middle and j < right:
-                a = source[i]
-                b = source[j]
-                take_left = a <= b
-                target[k] = a if take_left else b
-                i += take_left
-                j += not take_left
-                k += 1
-            while i < middle:
-                target[k] = source[i]
-                i += 1
-                k += 1
-            while j < right:
-                target[k] = source[j]
-                j += 1
-                k += 1
-        source, target = target, source
-        in_spare = not in_spare
-        width *= 2
-    if in_spare:
-        keys[:] = spare
 
 
 @njit(cache=True)
@@ -94,7 +44,7 @@ def _noisy_order(exp_scores, uniforms, keys, spare, order):
         # Negated so that the ascending sort puts the largest key, and among
         # equal keys the lowest row (the largest ``mask - i``), first.
         keys[i] = -(((bits >> index_bits) << index_bits) | (mask - i))
-    _sort_in_place(keys, spare)
+    sort_in_place(keys, spare)
     for j in range(n):
         order[j] = mask - ((-keys[j]) & mask)
 
