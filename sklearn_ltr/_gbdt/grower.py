@@ -169,7 +169,7 @@ class TreeGrower:
         if hasattr(X_binned, "split") and hasattr(X_binned, "root_histogram"):
             rows = X_binned
         else:
-            rows = NodeRows(X_binned, missing_values_bin_idx)
+            rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
         n_features = rows.n_features
         n_bins_non_missing = np.asarray(n_bins_non_missing, dtype=np.uint32)
         if n_bins_non_missing.shape != (n_features,):
