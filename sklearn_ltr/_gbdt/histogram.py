@@ -28,7 +28,10 @@ number of threads. The grower runs them with a parallel chunk size of 1,
 so groups are handed out one at a time rather than split in equal halves
 up front: on a shared machine, a thread that is descheduled then holds
 back only its current group. Features whose ``feature_mask`` entry is 0 are skipped
-and their histogram is left untouched. Histograms of few rows are built by
+and their histogram is left untouched. Of a built feature, only the bins its
+values can fall in (its first ``value_bins[f]``, from the bin mapper) and the
+missing bin are written; the bins in between keep whatever the reused buffer
+held, and no split scan reads them. Histograms of few rows are built by
 serial twins of the same kernels (``_MIN_PARALLEL_CELLS``), with the same
 results.
 """
