@@ -180,9 +180,7 @@ def _listnet_one_query(
     _, top, one_minus_rho_top = _softmax(scores, rho)
     if n_terms == 0:
         for i in range(n):
-            w = weights[i] if has_weights else 1.0
-            grad_out[i] = (rho[i] - target[i]) * w
-            hess_out[i] = rho[i] * (1.0 - rho[i]) * w
+            grad_out[i] = (rho[i] - target[i]) * (weights[i] if has_weights else 1.0)
     else:
         for i in range(n):
             g = rho[i] - target[i]
@@ -190,9 +188,18 @@ def _listnet_one_query(
             term[i] = g
         _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc)
         for i in range(n):
-            w = weights[i] if has_weights else 1.0
-            grad_out[i] = acc[i] * w
-            hess_out[i] = rho[i] * (1.0 - rho[i]) * w
+            grad_out[i] = acc[i] * (weights[i] if has_weights else 1.0)
+    _write_softmax_hessian(rho, top, one_minus_rho_top, weights, has_weights, hess_out)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FASTMATH, inline="always")
+def _write_softmax_hessian(rho, top, one_minus_rho_top, weights, has_weights, hess_out):
+    """The diagonal hessian ``rho * (1 - rho)`` of a softmax cross entropy
+    (ListNet, XE-NDCG), times the sample weights. The top row's uses
+    ``one_minus_rho_top`` from :func:`_softmax`, exact where ``1 - rho_top``
+    would lose its digits to rounding."""
+    for i in range(rho.shape[0]):
+        hess_out[i] = rho[i] * (1.0 - rho[i]) * (weights[i] if has_weights else 1.0)
     w = weights[top] if has_weights else 1.0
     hess_out[top] = rho[top] * one_minus_rho_top * w
 

@@ -14,7 +14,7 @@ from ..metrics._checks import max_exponential_label
 from ._base import BaseObjective, _mean_over_active, _query_reduce
 from .listnet import (
     _FASTMATH, _add_neumann_terms, _check_hessian_terms,
-    _cross_entropy_per_query, _softmax,
+    _cross_entropy_per_query, _softmax, _write_softmax_hessian,
 )
 
 # The value of gamma that makes loss() deterministic: the mean of U[0, 1].
@@ -61,11 +61,8 @@ def _xendcg_one_query(
     _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc)
 
     for i in range(n):
-        w = weights[i] if has_weights else 1.0
-        grad_out[i] = acc[i] * w
-        hess_out[i] = rho[i] * (1.0 - rho[i]) * w
-    w = weights[top] if has_weights else 1.0
-    hess_out[top] = rho[top] * one_minus_rho_top * w
+        grad_out[i] = acc[i] * (weights[i] if has_weights else 1.0)
+    _write_softmax_hessian(rho, top, one_minus_rho_top, weights, has_weights, hess_out)
 
 
 @njit(parallel=True, cache=True)
