@@ -4,6 +4,7 @@ with their significance, and the code version a report was made at."""
 
 import os
 import subprocess
+import time
 
 import numpy as np
 from scipy.stats import ttest_rel
@@ -91,6 +92,14 @@ def compare(tests, paper, paper_sign=+1):
     else:
         text += f": {same} the paper ({paper})"
     return text
+
+
+def minutes_logger(start):
+    """A ``log(msg)`` that prints ``msg`` after the minutes since ``start``
+    (a ``time.perf_counter()`` value), flushed, for a long run's progress."""
+    def log(msg):
+        print(f"[{(time.perf_counter() - start) / 60:5.1f} min] {msg}", flush=True)
+    return log
 
 
 def code_version():

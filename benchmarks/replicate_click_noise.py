@@ -56,7 +56,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")  # no display on the benchmark machine
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from _report import code_version, fmt_p  # noqa: E402
+from _report import code_version, fmt_p, minutes_logger  # noqa: E402
 from replicate_cross_entropy import (  # noqa: E402
     COLORS,
     METHODS,
@@ -378,8 +378,7 @@ def main(argv=None):
     start = time.perf_counter()
     version = code_version()
 
-    def log(msg):
-        print(f"[{(time.perf_counter() - start) / 60:5.1f} min] {msg}", flush=True)
+    log = minutes_logger(start)
 
     results = {}
     for name, splits, rest in (

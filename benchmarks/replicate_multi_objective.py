@@ -63,6 +63,7 @@ from _report import (  # noqa: E402
     compare,
     count_sig,
     mean_diff,
+    minutes_logger,
     p_row,
     paired,
     table_header,
@@ -672,8 +673,7 @@ def main(argv=None):
     start = time.perf_counter()
     version = code_version()  # the code the fits below run, not what is checked out at the end
 
-    def log(msg):
-        print(f"[{(time.perf_counter() - start) / 60:5.1f} min] {msg}", flush=True)
+    log = minutes_logger(start)
 
     data = load_data(args.data, args.folds, args.impressions, args.noise, args.seed)
     stats = click_stats(data)

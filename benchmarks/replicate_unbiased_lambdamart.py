@@ -62,7 +62,7 @@ from sklearn_ltr import LambdaMARTRanker  # noqa: E402
 from sklearn_ltr.datasets import load_example, load_letor_folds, simulate_clicks  # noqa: E402
 from sklearn_ltr.metrics import ndcg_score, ndcg_score_per_query  # noqa: E402
 
-from _report import code_version  # noqa: E402
+from _report import code_version, minutes_logger  # noqa: E402
 from _unbiased_lambdamart_report import (  # noqa: E402
     BIAS_NORM, BIASED, CUTOFFS, MODELS, NAMES, SHOWN, plot_curves,
     plot_propensities, write_report,
@@ -357,8 +357,7 @@ def main(argv=None):
     start = time.perf_counter()
     version = code_version()
 
-    def log(msg):
-        print(f"[{(time.perf_counter() - start) / 60:5.1f} min] {msg}", flush=True)
+    log = minutes_logger(start)
 
     results = {}
     update_error = None
