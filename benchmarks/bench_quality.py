@@ -74,7 +74,7 @@ import warnings
 import numpy as np
 
 from sklearn_ltr import LambdaMARTRanker, XENDCGRanker
-from sklearn_ltr._queries import group_queries, rows_of_queries, split_queries
+from sklearn_ltr._utils.queries import group_queries, rows_of_queries, split_queries
 from sklearn_ltr.datasets import load_letor_folds, load_svmlight_ranking
 from sklearn_ltr.metrics import ndcg_score
 

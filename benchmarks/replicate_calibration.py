@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from scipy.special import expit  # noqa: E402
 from scipy.stats import ttest_rel  # noqa: E402
 
-from sklearn_ltr._queries import group_queries, rows_of_queries, split_queries  # noqa: E402
+from sklearn_ltr._utils.queries import group_queries, rows_of_queries, split_queries  # noqa: E402
 from sklearn_ltr.calibration import CalibratedRanker  # noqa: E402
 from sklearn_ltr.datasets import load_example, load_letor_folds, make_ranking  # noqa: E402
 from sklearn_ltr.metrics import (  # noqa: E402

@@ -1,7 +1,5 @@
 """Learning-to-rank estimators for scikit-learn, on a numba histogram GBDT."""
 
-__version__ = "0.1.0.dev0"
-
 import os as _os
 
 # numba runs our parallel kernels on GNU OpenMP (libgomp) on Linux. At every
@@ -14,9 +12,14 @@ import os as _os
 # is kept.
 _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
-from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from ._yetirank import YetiRankRanker
-from .calibration import CalibratedRanker
+from ._rankers import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+)
+from ._version import __version__
 from .persistence import load_model, save_model
 
 __all__ = [

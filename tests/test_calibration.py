@@ -9,8 +9,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
 from sklearn_ltr import LambdaMARTRanker
-from sklearn_ltr._queries import group_queries, split_queries
-from sklearn_ltr.calibration import CalibratedRanker, fit_platt
+from sklearn_ltr._utils.queries import group_queries, split_queries
+from sklearn_ltr.calibration import CalibratedRanker
+from sklearn_ltr._rankers.calibrated import fit_platt
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import ndcg_score, query_ece
 

@@ -21,7 +21,7 @@ import pytest
 from scipy.stats import ttest_rel
 
 from sklearn_ltr import LambdaMARTRanker, XENDCGRanker, load_model
-from sklearn_ltr._demo import _holdout_queries
+from sklearn_ltr.cli.demo import _holdout_queries
 from sklearn_ltr.cli import main, parse_param
 from sklearn_ltr.datasets import load_example, load_letor_folds, load_svmlight_ranking
 from sklearn_ltr.metrics import (

@@ -252,7 +252,7 @@ def test_categorical_features_give_the_single_process_model(client, data, catego
     X, y, qid = data
     frame, y = _categorical_frame(X, y, qid)
     # Fewer binning rows than rows: the categories come from the sample too.
-    monkeypatch.setattr("sklearn_ltr._base._BINNING_SUBSAMPLE", 1500)
+    monkeypatch.setattr("sklearn_ltr._rankers.base._BINNING_SUBSAMPLE", 1500)
     monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1500)
     if categorical_features == "names":
         params = dict(PARAMS, categorical_features=["code", "brand"])
@@ -345,7 +345,7 @@ def test_dask_arrays_weights_and_the_binning_sample(client, data, monkeypatch):
     chunks = (tuple(np.diff(cuts)),)
     # Fewer binning rows than rows: the thresholds come from a sample that
     # the client gathers from the shards, the same rows a local fit samples.
-    monkeypatch.setattr("sklearn_ltr._base._BINNING_SUBSAMPLE", 1000)
+    monkeypatch.setattr("sklearn_ltr._rankers.base._BINNING_SUBSAMPLE", 1000)
     monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1000)
     distributed = DaskLambdaMARTRanker(**PARAMS).fit(
         da.from_array(X, chunks=chunks + (X.shape[1],)), da.from_array(y, chunks=chunks),
@@ -387,7 +387,7 @@ def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
     # (validation_fraction of them, by the fit's seed), and the client scores
     # them after every tree. train_score_ is scored on a sample of whole
     # queries (made smaller than the data here): the single-process sample.
-    monkeypatch.setattr("sklearn_ltr._base._SMALL_TRAINSET_ROWS", 1000)
+    monkeypatch.setattr("sklearn_ltr._rankers.base._SMALL_TRAINSET_ROWS", 1000)
     X, y, qid = data
     params = dict(PARAMS, n_estimators=80, early_stopping=True, n_iter_no_change=3,
                   validation_fraction=validation_fraction)
@@ -416,7 +416,7 @@ def test_scoring_matches_single_process(client, data, classes, scoring, extra, m
     # ERR's max_grade is the largest label of the fit (4, of a training row;
     # 1 once binarized): the validation labels stop at 2, so a wrong one
     # shows. The training sample is scored by both workers and averaged.
-    monkeypatch.setattr("sklearn_ltr._base._SMALL_TRAINSET_ROWS", 1000)
+    monkeypatch.setattr("sklearn_ltr._rankers.base._SMALL_TRAINSET_ROWS", 1000)
     X, y, qid = data
     X_val, y_val, qid_val = make_ranking(n_queries=30, docs_per_query=40, n_features=12,
                                          random_state=5)

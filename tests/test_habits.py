@@ -1,6 +1,6 @@
 """LightGBM and XGBoost habits: their names given to a ranker's constructor,
 ``fit``, ``set_params`` or the command line's ``--param`` are refused with
-our equivalent (one table, ``sklearn_ltr._lightgbm_names.FOREIGN_NAMES``),
+our equivalent (one table, ``sklearn_ltr._rankers.foreign_names.FOREIGN_NAMES``),
 while the signatures, ``get_params``, ``clone``, pickling and metadata
 routing see only the real parameters.
 
@@ -29,7 +29,7 @@ from sklearn_ltr import (
     XENDCGRanker,
     YetiRankRanker,
 )
-from sklearn_ltr._lightgbm_names import FOREIGN_NAMES, foreign_name_hint
+from sklearn_ltr._rankers.foreign_names import FOREIGN_NAMES, foreign_name_hint
 from sklearn_ltr.cli import main
 from sklearn_ltr.datasets import group_sizes, make_ranking, qid_from_group_sizes
 from sklearn_ltr.exceptions import SingleQueryWarning

@@ -20,9 +20,9 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
-import sklearn_ltr._ranker_mixin as base
+import sklearn_ltr._rankers.mixin as base
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from sklearn_ltr._threads import _n_threads, numba_threads
+from sklearn_ltr._utils.threads import _n_threads, numba_threads
 from sklearn_ltr._gbdt.booster import Booster
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.persistence import load_model, save_model

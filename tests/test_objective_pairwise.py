@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._objectives import OBJECTIVES, LambdaRankObjective, PairwiseLambdaRankObjective
-from sklearn_ltr._parallel import parallel_kernels_only
+from sklearn_ltr._utils.parallel import parallel_kernels_only
 from sklearn_ltr.datasets import make_ranking
 
 METRICS = [None, "ndcg", "map"]

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn_ltr import YetiRankRanker
 from sklearn_ltr._objectives import OBJECTIVES, YetiRankObjective
 from sklearn_ltr._objectives.yetirank import PAIR_WEIGHT_SCALE, _noisy_order, pair_weights
-from sklearn_ltr._parallel import parallel_kernels_only
+from sklearn_ltr._utils.parallel import parallel_kernels_only
 from sklearn_ltr.datasets import load_example, make_ranking
 from sklearn_ltr.metrics import ndcg_score
 

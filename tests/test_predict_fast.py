@@ -22,7 +22,7 @@ from sklearn_ltr._gbdt import predictor
 from sklearn_ltr._gbdt.common import NODE_DTYPE
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr._gbdt.predictor import compact_trees, concatenate_trees, predict_raw
-from sklearn_ltr._parallel import parallel_kernels_only
+from sklearn_ltr._utils.parallel import parallel_kernels_only
 from sklearn_ltr.datasets import make_ranking
 
 BLOCK = predictor._BLOCK_ROWS

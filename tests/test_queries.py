@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_ltr._queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
+from sklearn_ltr._utils.queries import check_qid, group_queries, resolve_qid, rows_of_queries, split_queries
 
 
 def _brute_force_groups(qid):

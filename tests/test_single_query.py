@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr import metrics
-from sklearn_ltr._queries import columns_like_query_ids
+from sklearn_ltr._utils.queries import columns_like_query_ids
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.exceptions import SingleQueryWarning
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from sklearn_ltr._parallel import parallel_kernels_only
-from sklearn_ltr._sorting import argsort_descending, sort_in_place
+from sklearn_ltr._utils.parallel import parallel_kernels_only
+from sklearn_ltr._utils.sorting import argsort_descending, sort_in_place
 from sklearn_ltr.datasets import make_ranking
 
 

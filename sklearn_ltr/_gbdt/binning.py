@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 from scipy import sparse
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from .common import MAX_BINS, X_BINNED_DTYPE, X_DTYPE, readonly_view
 
 # Thresholds are clipped to this value so that +inf is never a threshold:
@@ -233,7 +233,7 @@ _map_dense_to_bins_serial = serial_twin(_map_dense_to_bins)
 _map_csr_to_bins_serial = serial_twin(_map_csr_to_bins)
 
 # Fewer (rows x features) than this are binned by the serial twins of the
-# kernels (see sklearn_ltr._parallel): about 7 ns per value, so under 0.35 ms
+# kernels (see sklearn_ltr._utils.parallel): about 7 ns per value, so under 0.35 ms
 # of work, once per fit, where threads save a fraction of a millisecond; and
 # a small fit then compiles no parallel binning kernel.
 _MIN_PARALLEL_CELLS = 50_000

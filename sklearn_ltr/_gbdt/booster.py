@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from .._queries import rows_of_queries
+from .._utils.queries import rows_of_queries
 from .common import G_H_DTYPE, Y_DTYPE
 from .ensemble import TreeEnsemble
 from .grower import TreeGrower, _update_raw_predictions
@@ -168,7 +168,7 @@ class Booster:
         metric : callable
             ``metric(y, raw_scores, offsets) -> float``, larger is better;
             its ``name`` and ``label`` name it in the summary and in the
-            progress lines (``sklearn_ltr._scoring``).
+            progress lines (``sklearn_ltr._rankers.early_stopping_metric``).
         n_iter_no_change : int or None
             Early stopping patience; None disables early stopping.
         tol : float

@@ -42,7 +42,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 
 # Indices along the last histogram axis.
 SUM_G = 0
@@ -299,7 +299,7 @@ def _store_const(hf, a, b, hessian):
 _NO_ROWS = np.zeros(0, dtype=np.int32)
 
 # Histograms of fewer (rows x features) than this are built by the serial
-# twins of the kernels (see sklearn_ltr._parallel): at about 1 ns per row and
+# twins of the kernels (see sklearn_ltr._utils.parallel): at about 1 ns per row and
 # feature that is under 0.2 ms of work, where two threads save less than
 # 0.1 ms once woken (which takes about 0.04 ms), and a small fit then needs
 # no parallel kernel compiled.

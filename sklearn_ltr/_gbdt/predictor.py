@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit, prange, uint32, uint64
 from scipy import sparse
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from .common import BITSET_WORDS, NODE_DTYPE, X_DTYPE, in_bitset, readonly_view
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
@@ -385,7 +385,7 @@ _predict_blocks_serial = serial_twin(_predict_blocks)
 _predict_binned_rows_serial = serial_twin(_predict_binned_rows)
 
 # Predictions of fewer (rows x trees) than this run in the serial twin of
-# the kernels (see sklearn_ltr._parallel): under 0.4 ms of work (about 20 ns
+# the kernels (see sklearn_ltr._utils.parallel): under 0.4 ms of work (about 20 ns
 # per row and tree of 31 leaves for binned rows, 5 ns for the blocks of raw
 # rows), where threads save a fraction of a millisecond; and a small fit's
 # first predict compiles no parallel kernel.

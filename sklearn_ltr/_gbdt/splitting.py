@@ -32,7 +32,7 @@ import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, bitset_below, bitset_of, in_bitset
 from .constraints import _scan_feature_bounded

@@ -11,7 +11,7 @@ the DCG of the ``min(k, n)`` best labels of the query. Query ``q`` is the slice
 import numpy as np
 from numba import njit, prange
 
-from .._sorting import argsort_descending
+from .._utils.sorting import argsort_descending
 
 
 def _discounts(n):

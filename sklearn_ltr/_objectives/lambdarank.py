@@ -8,8 +8,8 @@ The lambdas follow LightGBM's ``LambdarankNDCG`` objective
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
-from .._sorting import argsort_descending
+from .._utils.parallel import pick, serial_twin
+from .._utils.sorting import argsort_descending
 from ..metrics._checks import check_label_gain, label_gains, max_exponential_label
 from ._base import (
     BaseObjective,
@@ -296,7 +296,7 @@ def _lambdarank_gradient_hessian(
 _lambdarank_gradient_hessian_serial = serial_twin(_lambdarank_gradient_hessian)
 
 # Fewer rows than this get their lambdas from the serial twin of the kernel
-# (see sklearn_ltr._parallel): about 65 ns per row with 20 documents per
+# (see sklearn_ltr._utils.parallel): about 65 ns per row with 20 documents per
 # query, so under 0.15 ms of work, where two threads save little once woken
 # (about 0.04 ms); and no parallel kernel to compile for a small fit.
 _MIN_PARALLEL_ROWS = 2_000

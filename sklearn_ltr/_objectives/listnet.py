@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from ._base import BaseObjective, _mean_over_active, _query_reduce
 
 _LABEL_DISTRIBUTIONS = ("linear", "exponential")
@@ -270,7 +270,7 @@ def _check_hessian_terms(hessian_terms):
     return int(hessian_terms)
 
 # Fewer rows than this get their gradients from the serial twin of the kernel
-# (see sklearn_ltr._parallel): about 9 ns per row, so under 0.2 ms of work,
+# (see sklearn_ltr._utils.parallel): about 9 ns per row, so under 0.2 ms of work,
 # where two threads save little once woken (about 0.04 ms); and no parallel
 # kernel to compile for a small fit.
 _MIN_PARALLEL_ROWS = 20_000

@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from .._sorting import argsort_descending
+from .._utils.sorting import argsort_descending
 from ._base import _check_positive_float
 from ._dcg import _inverse_max_dcg
 from .lambdarank import (

@@ -13,7 +13,7 @@ vectorised kernel.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from ._base import _check_positive_int
 from .lambdarank import (
     _SCORE_GAP_EPS,

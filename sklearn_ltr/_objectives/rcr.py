@@ -53,7 +53,7 @@ their pointwise part still counts.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from ._base import BaseObjective, _query_reduce
 from .listnet import _cross_entropy_one_query, _softmax
 
@@ -218,7 +218,7 @@ def _rcr_loss_per_query(
 _rcr_gradient_hessian_serial = serial_twin(_rcr_gradient_hessian)
 
 # Fewer rows than this get their gradients from the serial twin of the kernel
-# (see sklearn_ltr._parallel): about 35 ns per row, so under 0.2 ms of work,
+# (see sklearn_ltr._utils.parallel): about 35 ns per row, so under 0.2 ms of work,
 # where two threads save little once woken (about 0.04 ms); and no parallel
 # kernel to compile for a small fit.
 _MIN_PARALLEL_ROWS = 5_000

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from .lambdarank import (
     _SCORE_GAP_EPS,
     LambdaRankObjective,

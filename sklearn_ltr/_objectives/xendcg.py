@@ -9,7 +9,7 @@ number of series terms; see :class:`XENDCGObjective`.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
+from .._utils.parallel import pick, serial_twin
 from ..metrics._checks import max_exponential_label
 from ._base import BaseObjective, _mean_over_active, _query_reduce
 from .listnet import (
@@ -103,7 +103,7 @@ def _xendcg_gradient_hessian(
 _xendcg_gradient_hessian_serial = serial_twin(_xendcg_gradient_hessian)
 
 # Fewer rows than this get their gradients from the serial twin of the kernel
-# (see sklearn_ltr._parallel): about 15 ns per row, so under 0.15 ms of work,
+# (see sklearn_ltr._utils.parallel): about 15 ns per row, so under 0.15 ms of work,
 # where two threads save little once woken (about 0.04 ms); and no parallel
 # kernel to compile for a small fit.
 _MIN_PARALLEL_ROWS = 10_000

@@ -6,8 +6,8 @@ CatBoost implements it; see :class:`YetiRankObjective`.
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
-from .._sorting import sort_in_place
+from .._utils.parallel import pick, serial_twin
+from .._utils.sorting import sort_in_place
 from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query_reduce
 
 # CatBoost's constant factor of every pair weight ("magicConst = 0.15; // Like
@@ -175,7 +175,7 @@ def _yetirank_gradient_hessian(
 
 _yetirank_gradient_hessian_serial = serial_twin(_yetirank_gradient_hessian)
 
-# As for XE-NDCG (see sklearn_ltr._parallel): below this many rows the serial
+# As for XE-NDCG (see sklearn_ltr._utils.parallel): below this many rows the serial
 # twin runs. Each row takes part in ``permutations`` sorts, several times the
 # work per row of XE-NDCG, hence a lower threshold.
 _MIN_PARALLEL_ROWS = 5_000

@@ -7,15 +7,21 @@ from sklearn.base import _fit_context
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._base import _BINNING_SUBSAMPLE
-from .._categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
-from .._input_checks import check_largest_label, check_numeric_columns
+from .._rankers.base import _BINNING_SUBSAMPLE
+from .._rankers.categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
+from .._rankers.input_checks import check_largest_label, check_numeric_columns
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
-from .._queries import resolve_qid, rows_of_queries, split_queries
-from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from .._yetirank import YetiRankRanker
-from ..calibration import CalibratedRanker, _proba_available
+from .._utils.queries import resolve_qid, rows_of_queries, split_queries
+from .._rankers import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+)
+
+from .._rankers.calibrated import _proba_available
 from ._partitions import (
     is_dask_collection,
     partition_tasks,
@@ -61,7 +67,7 @@ def _global_queries(summaries):
 def _known_categories(X, meta):
     """The categories of the category columns of dask DataFrame ``X``
     (``meta`` is its empty frame without ``qid``), as
-    :func:`~sklearn_ltr._categorical_input.pandas_categories` gives them;
+    :func:`~sklearn_ltr._rankers.categorical_input.pandas_categories` gives them;
     an error for a column whose categories dask does not know."""
     categories = pandas_categories(meta)
     for j in categories:

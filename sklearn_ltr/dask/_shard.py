@@ -26,14 +26,14 @@ actor.
 
 import numpy as np
 
-from .._categorical_input import encode_pandas_categories
-from .._input_checks import check_labels, check_numeric_columns
+from .._rankers.categorical_input import encode_pandas_categories
+from .._rankers.input_checks import check_labels, check_numeric_columns
 from .._objectives.unbiased_lambdarank import check_positions
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
-from .._queries import check_qid, group_queries, resolve_qid, rows_of_queries
+from .._utils.queries import check_qid, group_queries, resolve_qid, rows_of_queries
 
 __all__ = [
     "TrainingShard", "DistributedTrainingData", "DistributedNodeRows", "gather", "make_part",

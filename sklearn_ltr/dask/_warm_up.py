@@ -27,10 +27,15 @@ import numpy as np
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
 
-from .._parallel import parallel_kernels_only
-from .._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from .._yetirank import YetiRankRanker
-from ..calibration import CalibratedRanker
+from .._utils.parallel import parallel_kernels_only
+from .._rankers import (
+    CalibratedRanker,
+    LambdaMARTRanker,
+    ListNetRanker,
+    XENDCGRanker,
+    YetiRankRanker,
+)
+
 from ..metrics import map_score, mrr_score, ndcg_score
 
 __all__ = ["warm_up_workers"]
@@ -69,7 +74,7 @@ def _warm_up():
     sparse CSR input, sample weights, early stopping on a validation set, the
     multiple-objective LambdaMART options, prediction and the ranking scorers.
     They run twice: small inputs use the serial twins of the parallel
-    kernels and large ones the parallel kernels (``sklearn_ltr._parallel``),
+    kernels and large ones the parallel kernels (``sklearn_ltr._utils.parallel``),
     so the second run makes the tiny data take the parallel ones.
 
     Returns

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from .._queries import check_qid, group_queries
+from .._utils.queries import check_qid, group_queries
 
 __all__ = ["simulate_clicks"]
 

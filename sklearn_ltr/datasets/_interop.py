@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import _safe_indexing
 
-from .._queries import check_qid, group_queries
+from .._utils.queries import check_qid, group_queries
 
 __all__ = ["group_sizes", "qid_from_group_sizes", "sort_by_qid", "to_frame"]
 

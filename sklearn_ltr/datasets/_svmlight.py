@@ -24,7 +24,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.datasets import dump_svmlight_file, load_svmlight_files
 
-from .._queries import check_qid
+from .._utils.queries import check_qid
 from ._interop import group_sizes, qid_from_group_sizes
 
 __all__ = [

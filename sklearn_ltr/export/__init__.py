@@ -32,7 +32,7 @@ import importlib
 import inspect
 import os
 
-from .._base import fitted_tree_ensemble
+from .._rankers.base import fitted_tree_ensemble
 
 __all__ = ["FORMATS", "export_model", "to_lightgbm", "to_xgboost"]
 

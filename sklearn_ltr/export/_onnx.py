@@ -146,7 +146,7 @@ def model_bytes(ensemble, *, dtype="float32"):
         [helper.make_tensor_value_info("X", element, [None, ensemble.n_features])],
         [helper.make_tensor_value_info("score", element, [None, 1])],
     )
-    from .. import __version__
+    from .._version import __version__
 
     model = helper.make_model_gen_version(
         graph,

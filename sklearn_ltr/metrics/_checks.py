@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from .._queries import check_qid, group_queries, warn_one_query
+from .._utils.queries import check_qid, group_queries, warn_one_query
 
 
 def check_column(y, name):

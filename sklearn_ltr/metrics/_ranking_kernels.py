@@ -23,11 +23,11 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-from .._parallel import pick, serial_twin
-from .._sorting import argsort_descending
+from .._utils.parallel import pick, serial_twin
+from .._utils.sorting import argsort_descending
 
 # Fewer rows than this are scored by the serial twin of a kernel (see
-# sklearn_ltr._parallel): ranking a row costs some 20 to 50 ns, so that is
+# sklearn_ltr._utils.parallel): ranking a row costs some 20 to 50 ns, so that is
 # under 0.2 ms of work, where two threads save little once woken (about
 # 0.04 ms); and early stopping on a small validation set compiles no
 # parallel kernel.

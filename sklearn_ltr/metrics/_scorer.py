@@ -16,7 +16,7 @@ otherwise:
 import sklearn
 from sklearn.utils.metadata_routing import UNCHANGED, MetadataRequest
 
-from .._queries import resolve_qid
+from .._utils.queries import resolve_qid
 from ._dcg import ndcg_score
 from ._ranking import map_score, mrr_score
 

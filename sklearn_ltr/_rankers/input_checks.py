@@ -6,8 +6,8 @@ from numbers import Real
 
 import numpy as np
 
-from ._gbdt.common import Y_DTYPE
-from .metrics._checks import label_gains, max_exponential_label
+from .._gbdt.common import Y_DTYPE
+from ..metrics._checks import label_gains, max_exponential_label
 
 __all__ = [
     "check_labels",

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from .exceptions import SingleQueryWarning
+from ..exceptions import SingleQueryWarning
 
 __all__ = [
     "check_qid",

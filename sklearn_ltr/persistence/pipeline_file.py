@@ -9,7 +9,7 @@ requirements.
 import importlib
 import sys
 
-from ._ranker_file import ModelFileError
+from .ranker_file import ModelFileError
 
 __all__ = [
     "STEPS_MEMBER",

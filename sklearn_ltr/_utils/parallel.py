@@ -52,7 +52,7 @@ def serial_twin(parallel_kernel):
     )
     twin.__qualname__ = py_func.__qualname__ + "_serial"
     twin.__module__ = py_func.__module__
-    twin.__doc__ = f"Serial version of :func:`{py_func.__name__}` (see sklearn_ltr._parallel)."
+    twin.__doc__ = f"Serial version of :func:`{py_func.__name__}` (see sklearn_ltr._utils.parallel)."
     options = dict(parallel_kernel.targetoptions)
     options.pop("nopython", None)  # implied by njit, which warns if given
     options["parallel"] = False

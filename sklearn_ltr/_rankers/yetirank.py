@@ -5,9 +5,9 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import BaseGBRanker
-from ._ranker_docs import _ranker_doc
-from ._registry import register_model_class
+from .base import BaseGBRanker
+from .docs import _ranker_doc
+from .registry import register_model_class
 
 __all__ = ["YetiRankRanker"]
 

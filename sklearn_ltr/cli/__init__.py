@@ -15,20 +15,20 @@ A problem with the user's input (a malformed data line, an unknown or invalid
 file and line where there is one, and the exit code is 2.
 
 This module builds the parser and runs a command: the commands themselves
-are in ``_cli_commands.py`` (``export`` in :mod:`sklearn_ltr.export`, ``demo``
-in ``_demo.py``), what they read (``--param`` values, data and model files) in
-``_cli_inputs.py``.
+are in ``commands.py`` (``export`` in :mod:`sklearn_ltr.export`, ``demo`` in
+``demo.py``), what they read (``--param`` values, data and model files) in
+``inputs.py``.
 """
 
 import argparse
 import os
 import sys
 
-from . import __version__
-from ._cli_commands import evaluate, fit, predict
-from ._cli_inputs import _RANKERS, parse_param
-from ._demo import _CUTOFFS, demo
-from .export._command import add_export_command
+from .._version import __version__
+from .commands import evaluate, fit, predict
+from .inputs import _RANKERS, parse_param
+from .demo import _CUTOFFS, demo
+from ..export._command import add_export_command
 
 __all__ = ["main", "parse_param"]
 

@@ -1,11 +1,12 @@
 """The shared base class of the gradient-boosted rankers: parameters, the fit
 glue, prediction and the persistence hook.
 
-The estimators in ``_ranker.py`` only choose an objective and its parameters;
-everything else (grouping rows by query, the query-aware validation split,
-binning, the boosting loop) lives here and in ``_gbdt/booster.py``. Input
-validation and preparation are in ``_ranker_input.py``, the query-aware
-``score`` and ``rank`` in ``_ranker_mixin.py``.
+The rankers (``lambdamart.py``, ``listwise.py``, ``yetirank.py``,
+``calibrated.py``) only choose an objective and its parameters; everything
+else (grouping rows by query, the query-aware validation split, binning, the
+boosting loop) lives here and in ``_gbdt/booster.py``. Input validation and
+preparation are in ``input.py``, the query-aware ``score`` and ``rank`` in
+``mixin.py``.
 """
 
 import time
@@ -18,24 +19,24 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._gbdt.binning import BinMapper
-from ._gbdt.booster import Booster, TrainingData
-from ._gbdt.constraints import check_interaction_cst, check_monotonic_cst
-from ._lightgbm_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
-from ._objectives import OBJECTIVES
-from ._objectives.multi_objective import check_secondary_labels
-from ._objectives.unbiased_lambdarank import check_positions
-from ._queries import (
+from .._gbdt.binning import BinMapper
+from .._gbdt.booster import Booster, TrainingData
+from .._gbdt.constraints import check_interaction_cst, check_monotonic_cst
+from .foreign_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
+from .._objectives import OBJECTIVES
+from .._objectives.multi_objective import check_secondary_labels
+from .._objectives.unbiased_lambdarank import check_positions
+from .._utils.queries import (
     group_queries,
     resolve_qid,
     rows_of_queries,
     split_queries,
 )
-from ._ranker_input import RankerInputMixin
-from ._ranker_mixin import RankerMixin
-from ._scoring import check_scoring, scoring_metric
-from ._threads import numba_threads
-from .persistence import save_model as _save_model
+from .input import RankerInputMixin
+from .mixin import RankerMixin
+from .model_file import save_ranker
+from .early_stopping_metric import check_scoring, scoring_metric
+from .._utils.threads import numba_threads
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
 
@@ -541,7 +542,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         path : str, path-like or binary file object
             Where to write the model.
         """
-        _save_model(self, path)
+        save_ranker(self, path)
 
     def staged_predict(self, X):
         """Scores after each boosting iteration.

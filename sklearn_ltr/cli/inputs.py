@@ -12,9 +12,9 @@ import re
 
 import numpy as np
 
-from .datasets import load_letor_folds, load_svmlight_ranking_files
-from .datasets._svmlight import _open_binary
-from .persistence import load_model
+from ..datasets import load_letor_folds, load_svmlight_ranking_files
+from ..datasets._svmlight import _open_binary
+from ..persistence import load_model
 
 _RANKERS = {
     "lambdamart": "LambdaMARTRanker",
@@ -85,11 +85,10 @@ def _make_estimator(ranker, param_args):
     """The ranker named on the command line, with its --param values checked."""
     from sklearn.base import BaseEstimator
 
-    import sklearn_ltr
+    from .._rankers.foreign_names import foreign_name_hint, foreign_value_hint
+    from .._rankers.registry import model_classes
 
-    from ._lightgbm_names import foreign_name_hint, foreign_value_hint
-
-    cls = getattr(sklearn_ltr, _RANKERS[ranker])
+    cls = model_classes()[_RANKERS[ranker]]
     estimator = cls()
     valid = sorted(estimator.get_params(deep=False))
     params = dict(_CLI_DEFAULTS)
@@ -276,7 +275,7 @@ class _SavedModel:
     def predict(self, X, qid):
         """Scores of the rows ``X`` (as read from a data file) with their ``qid``."""
         if self.as_frame:
-            from .datasets import to_frame
+            from ..datasets import to_frame
 
             X = to_frame(X, qid)
         elif self.ranker is not self.estimator and hasattr(X, "toarray"):

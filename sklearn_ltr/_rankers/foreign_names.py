@@ -20,7 +20,8 @@ import reprlib
 from numbers import Integral
 from typing import NamedTuple
 
-from ._threads import _valid_n_jobs, numba_threads
+from .._utils.threads import _valid_n_jobs, numba_threads
+from .registry import model_classes
 
 __all__ = [
     "FOREIGN_NAMES",
@@ -345,15 +346,11 @@ def _objective_hint(value, *, estimator, context, cli_rankers):
 def _classes_with(parameter, estimator):
     """Names of the ranker classes that have ``parameter`` (Dask ones beside
     a Dask ``estimator``)."""
-    # Imported here: the rankers import this module.
-    from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-    from ._yetirank import YetiRankRanker
-    from .calibration import CalibratedRanker
-
+    # From the registry, which the ranker modules fill when they are
+    # imported: they import this module, so it cannot import them.
     return [
-        _class_of(estimator, cls.__name__)
-        for cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker,
-                    CalibratedRanker)
+        _class_of(estimator, name)
+        for name, cls in model_classes().items()
         if parameter in cls._get_param_names()
     ]
 

@@ -1,7 +1,7 @@
 """How the gradient-boosted rankers check and prepare their inputs.
 
 :class:`RankerInputMixin` holds the methods of
-:class:`~sklearn_ltr._base.BaseGBRanker` that turn what the caller passes into
+:class:`~sklearn_ltr._rankers.base.BaseGBRanker` that turn what the caller passes into
 what the fit and prediction code takes: ``X`` checked against the fitted
 features, the training ``X``, ``y``, ``qid`` and ``sample_weight`` (pandas
 category columns encoded, labels checked, a missing ``qid`` handled), and the
@@ -12,16 +12,16 @@ validation set of ``fit``. The rankers override the hooks ``_gain_table``,
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, _num_samples, validate_data
 
-from ._categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
-from ._gbdt.common import X_DTYPE, Y_DTYPE
-from ._input_checks import check_labels, check_no_text_labels, check_numeric_columns
-from ._queries import check_qid, resolve_qid, warn_one_query
+from .categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
+from .._gbdt.common import X_DTYPE, Y_DTYPE
+from .input_checks import check_labels, check_no_text_labels, check_numeric_columns
+from .._utils.queries import check_qid, resolve_qid, warn_one_query
 
 __all__ = ["RankerInputMixin"]
 
 
 class RankerInputMixin:
-    """Input checks and preparation of :class:`~sklearn_ltr._base.BaseGBRanker`.
+    """Input checks and preparation of :class:`~sklearn_ltr._rankers.base.BaseGBRanker`.
 
     The methods read the estimator's parameters (``categorical_features``,
     ``early_stopping``) and its ``_adds_to_fitted_model``.

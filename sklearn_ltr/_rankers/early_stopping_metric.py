@@ -15,8 +15,8 @@ import re
 import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError
 
-from .metrics import err_score, map_score, mrr_score, ndcg_score
-from .metrics._scorer import RankingScorer
+from ..metrics import err_score, map_score, mrr_score, ndcg_score
+from ..metrics._scorer import RankingScorer
 
 __all__ = ["GroupedMetric", "GroupedScorer", "check_scoring", "scoring_metric"]
 

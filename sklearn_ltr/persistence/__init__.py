@@ -198,22 +198,20 @@ import zlib
 import sklearn
 from sklearn.pipeline import Pipeline
 
-from . import __version__
-from ._gbdt.binning import BinMapper
-from ._gbdt.booster import Booster
-from ._pipeline_file import STEPS_MEMBER, dump_steps, load_steps, skops_version, split_pipeline
-from ._ranker_file import (
+from .._gbdt.binning import BinMapper
+from .._gbdt.booster import Booster
+from .._rankers.model_file import (
     FORMAT_NAME,
     JSON_MEMBER,
-    ModelFileError,
-    build_ranker,
     check_node_dtype,
-    get_field,
     json_param,
     ranker_content,
-    read_arrays,
+    write_model_file,
 )
-from ._registry import model_classes
+from .._rankers.registry import model_classes
+from .._version import __version__
+from .pipeline_file import STEPS_MEMBER, dump_steps, load_steps, skops_version, split_pipeline
+from .ranker_file import ModelFileError, build_ranker, get_field, read_arrays
 
 __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
@@ -221,8 +219,6 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 # what it saves (see "Versions" above).
 FORMAT_VERSION = 3
 _PIPELINE_VERSION = 2
-# Fixed timestamp of zip members: saving the same model twice gives the same bytes.
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 # Classes a fitted ranker holds besides the ranker itself, for skops users.
 _INTERNAL_CLASSES = (Booster, BinMapper)
 
@@ -308,28 +304,7 @@ def save_model(estimator, path):
         }
     else:
         document, blobs = ranker_content(estimator, classes)
-    text = json.dumps(document, indent=1, allow_nan=False, ensure_ascii=False)
-    members = [(JSON_MEMBER, text.encode("utf-8"))]
-    members += [(k + ".npy", b) for k, b in blobs.items()] + extra
-
-    def write(target):
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for member, data in members:
-                info = zipfile.ZipInfo(member, date_time=_ZIP_DATE)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, data)
-
-    if isinstance(path, (str, os.PathLike)):
-        final = os.fspath(path)
-        partial = final + ".partial"
-        try:
-            write(partial)
-            os.replace(partial, final)
-        finally:
-            if os.path.exists(partial):
-                os.remove(partial)
-    else:
-        write(path)
+    write_model_file(document, blobs, path, extra)
 
 
 # -- loading ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The numpydoc text the gradient-boosted rankers share: the parameters and
-fitted attributes of :class:`~sklearn_ltr._base.BaseGBRanker` and the
+fitted attributes of :class:`~sklearn_ltr._rankers.base.BaseGBRanker` and the
 template that puts a ranker's own summary and parameters around them."""
 
 _SHARED_PARAMETERS_DOC = """

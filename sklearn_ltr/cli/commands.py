@@ -1,7 +1,7 @@
 """The ``fit``, ``predict`` and ``evaluate`` commands of ``python -m sklearn_ltr``.
 
 Each takes the parsed arguments of :func:`sklearn_ltr.cli.main`; what they read
-comes from ``_cli_inputs.py``.
+comes from ``inputs.py``.
 """
 
 import contextlib
@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ._cli_inputs import (
+from .inputs import (
     _data_lines,
     _docids,
     _has_qid,
@@ -25,15 +25,15 @@ from ._cli_inputs import (
     _SavedModel,
     _UserError,
 )
-from .metrics import (
+from ..metrics import (
     err_score_per_query,
     map_score_per_query,
     mrr_score_per_query,
     ndcg_score,
     ndcg_score_per_query,
 )
-from ._scoring import scoring_metric
-from .persistence import save_model
+from .._rankers.early_stopping_metric import scoring_metric
+from ..persistence import save_model
 
 __all__ = ["evaluate", "fit", "predict"]
 

@@ -11,9 +11,9 @@ import warnings
 
 import numpy as np
 
-from ._queries import group_queries, rows_of_queries, split_queries
-from .datasets import load_example
-from .metrics import ndcg_score
+from .._utils.queries import group_queries, rows_of_queries, split_queries
+from ..datasets import load_example
+from ..metrics import ndcg_score
 
 _CUTOFFS = (1, 3, 5, 10)
 
@@ -28,8 +28,8 @@ def _holdout_queries(X, y, qid, fraction, seed):
 
 
 def _our_rankers(args):
-    from ._ranker import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-    from .calibration import CalibratedRanker
+    from .._rankers import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+    from .._rankers.calibrated import CalibratedRanker
 
     params = dict(
         n_estimators=args.n_estimators,

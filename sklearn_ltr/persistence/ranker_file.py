@@ -1,144 +1,34 @@
-"""One fitted ranker as ``model.json`` and ``.npy`` arrays (formats 1 and 3).
+"""Reading one ranker back from a model file's ``model.json`` and ``.npy``
+arrays (formats 1 and 3), checking everything it reads: types, dtypes,
+shapes and tree structure, before the ranker is built.
 
-:mod:`sklearn_ltr.persistence` describes the format and writes and reads the
-zip archive; this module turns a ranker into its JSON document and arrays and
-back, checking everything it reads. A ranker with categorical features (or
-pandas category columns) is written as format 3, which adds the categorical
-node fields, the bin mapper's categorical mask and the pandas categories;
-any other ranker as format 1.
+The writing side is ``sklearn_ltr._rankers.model_file``, which also holds
+the format's field lists.
 """
 
 import io
-import math
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from . import __version__
-from ._gbdt.binning import BinMapper, _search_tables
-from ._gbdt.booster import Booster
-from ._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
-from ._registry import model_classes
-from ._scoring import scoring_metric
+from .._gbdt.binning import BinMapper, _search_tables
+from .._gbdt.booster import Booster
+from .._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
+from .._rankers.early_stopping_metric import scoring_metric
+from .._rankers.model_file import (
+    CATEGORICAL_NODE_FIELDS,
+    NODE_FIELDS,
+    CATEGORICAL_VERSION,
+    INNER_SHAPES,
+    POSITION_BIAS_ATTRIBUTES,
+    array_dtypes,
+)
+from .._rankers.registry import model_classes
 
-__all__ = [
-    "CATEGORICAL_VERSION",
-    "FORMAT_NAME",
-    "JSON_MEMBER",
-    "ModelFileError",
-    "build_ranker",
-    "check_node_dtype",
-    "get_field",
-    "json_param",
-    "ranker_content",
-    "read_arrays",
-]
-
-FORMAT_NAME = "sklearn-ltr-model"
-JSON_MEMBER = "model.json"
-_RANKER_VERSION = 1
-# The first version with categorical features.
-CATEGORICAL_VERSION = 3
+__all__ = ["ModelFileError", "build_ranker", "get_field", "read_arrays"]
 
 
 class ModelFileError(Exception):
     """A problem with a model file's content; load_model adds the file's name."""
-
-
-# Node fields of format 1 and their on-disk dtypes. Written explicitly (not
-# taken from NODE_DTYPE) so that a change of NODE_DTYPE cannot silently change
-# the format: check_node_dtype fails first.
-_NODE_FIELDS = {
-    "value": "<f8",
-    "count": "<u4",
-    "feature_idx": "<i4",
-    "num_threshold": "<f8",
-    "bin_threshold": "|u1",
-    "missing_go_to_left": "|u1",
-    "left": "<i4",
-    "right": "<i4",
-    "gain": "<f8",
-    "depth": "<i4",
-    "is_leaf": "|u1",
-}
-_OTHER_ARRAYS = {
-    "tree_starts": "<i8",
-    "bin_thresholds": "<f8",
-    "bin_n_thresholds": "<i8",
-    "bin_has_missing": "|u1",
-    "train_score": "<f8",
-    "validation_score": "<f8",
-}
-_ARRAY_DTYPES = {**{"node_" + f: d for f, d in _NODE_FIELDS.items()}, **_OTHER_ARRAYS}
-# What format 3 adds: the node fields of categorical splits and the bin
-# mapper's categorical mask.
-_CATEGORICAL_NODE_FIELDS = {"is_categorical": "|u1", "left_categories": "<u4"}
-_CATEGORICAL_ARRAYS = {
-    **{"node_" + f: d for f, d in _CATEGORICAL_NODE_FIELDS.items()},
-    "bin_is_categorical": "|u1",
-}
-# Arrays of more than one dimension: the shape after the first axis.
-_INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
-
-
-def _array_dtypes(version):
-    """The arrays (name -> dtype) of a file of ``format_version`` ``version``."""
-    if version >= CATEGORICAL_VERSION:
-        return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS}
-    return _ARRAY_DTYPES
-
-
-def check_node_dtype():
-    known = set(_NODE_FIELDS) | set(_CATEGORICAL_NODE_FIELDS)
-    if set(NODE_DTYPE.names) != known:
-        raise RuntimeError(
-            "NODE_DTYPE has fields the model file format does not know about "
-            f"({sorted(set(NODE_DTYPE.names) ^ known)}); bump FORMAT_VERSION "
-            "in sklearn_ltr/persistence.py and describe the new fields."
-        )
-
-
-# -- JSON helpers -------------------------------------------------------------
-
-
-def json_param(name, value, owner=""):
-    """A get_params() value as JSON, or a ValueError naming the parameter."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and math.isfinite(value):
-        return float(value)
-    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1):
-        return [json_param(name, v, owner) for v in value]
-    if name == "scoring" and not owner:
-        raise ValueError(
-            f"Cannot save parameter scoring={value!r}: model files hold a scoring given by "
-            "its name ('ndcg@10', 'map@5', 'mrr', 'err@10', ...) or None, not a scorer "
-            "object. Before saving, set it to the name of the same metric if it has one "
-            "(ranker.set_params(scoring='ndcg@5') for ndcg_scorer(5)), or to None."
-        )
-    if isinstance(value, (set, frozenset)):
-        # Written sorted (ints before strings), so that a file does not
-        # depend on the order of a set.
-        ordered = sorted(value, key=lambda v: (isinstance(v, str), v))
-        return [json_param(name, v, owner) for v in ordered]
-    if isinstance(value, dict) and all(
-        isinstance(k, (str, int, np.integer)) and not isinstance(k, (bool, np.bool_))
-        for k in value
-    ):
-        # As pairs: JSON object keys are strings, and feature 0 (an index)
-        # must not come back as the feature named "0".
-        return {"items": [[json_param(name, k, owner), json_param(name, v, owner)]
-                          for k, v in value.items()]}
-    raise ValueError(
-        f"Cannot save {owner}parameter {name}={value!r}: model files hold only parameters "
-        "that are None, bool, int, finite float, str, lists (or tuples, sets, 1-d arrays) "
-        "of them, or dicts from str or int to them. Set it to such a value (e.g. "
-        "random_state to an int; the fitted model keeps its own seeds) before saving."
-    )
 
 
 def _param_from_json(name, value):
@@ -160,11 +50,6 @@ def _param_from_json(name, value):
     return {key: _param_from_json(name, v) for key, v in items}
 
 
-def _float_to_json(x):
-    x = float(x)
-    return x if math.isfinite(x) else repr(x)  # "nan", "inf", "-inf"
-
-
 def _float_from_json(x, what):
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         raise ModelFileError(f"{what} must be a number, got {x!r}")
@@ -172,28 +57,6 @@ def _float_from_json(x, what):
         if x not in ("nan", "inf", "-inf"):
             raise ModelFileError(f"{what} must be a number, got {x!r}")
     return float(x)
-
-
-def _categories_to_json(column, values, name):
-    """One column's pandas categories as ``{"column", "dtype", "values"}``.
-
-    Only categories that JSON holds exactly are saved: all strings, or all
-    numbers or booleans of one NumPy dtype (whose ``str`` is kept, so that
-    they read back with the dtype they had).
-    """
-    values = np.asarray(values)
-    if values.ndim == 1 and values.dtype.kind in "iub":
-        return {"column": column, "dtype": values.dtype.str, "values": values.tolist()}
-    if values.ndim == 1 and values.dtype.kind == "f":
-        return {"column": column, "dtype": values.dtype.str,
-                "values": [_float_to_json(v) for v in values]}
-    if values.ndim == 1 and values.dtype.kind in "OU" and all(isinstance(v, str) for v in values):
-        return {"column": column, "dtype": "str", "values": [str(v) for v in values]}
-    raise ValueError(
-        f"Cannot save the categories of column {name!r} (dtype {values.dtype}): model files "
-        "hold pandas categories that are all strings, or all numbers or booleans. Convert "
-        f"them (e.g. X[{name!r}] = X[{name!r}].cat.rename_categories(str)) and fit again."
-    )
 
 
 def _categories_from_json(spec, n_features):
@@ -233,121 +96,6 @@ def _categories_from_json(spec, n_features):
     return column, array
 
 
-# -- saving -------------------------------------------------------------------
-
-
-def _npy_bytes(array, dtype):
-    buf = io.BytesIO()
-    np.lib.format.write_array(
-        buf, np.ascontiguousarray(array, dtype=np.dtype(dtype)), allow_pickle=False
-    )
-    return buf.getvalue()
-
-
-def ranker_content(estimator, classes):
-    """model.json (as a dict) and the .npy members (name -> bytes) of a fitted ranker.
-
-    ``classes`` are the loadable classes; ``estimator`` must be an instance
-    of exactly one of them.
-    """
-    name = type(estimator).__name__
-    if classes.get(name) is not type(estimator):
-        raise ValueError(
-            f"save_model saves {', '.join(sorted(classes))}, or a Pipeline ending in one; "
-            f"got {type(estimator).__name__}."
-        )
-    check_is_fitted(estimator, "_booster")
-    params = {k: json_param(k, v) for k, v in estimator.get_params(deep=False).items()}
-    booster = estimator._booster
-    mapper = estimator._bin_mapper
-
-    fitted = {
-        "n_features_in_": int(estimator.n_features_in_),
-        "feature_names_in_": (
-            [str(f) for f in estimator.feature_names_in_]
-            if hasattr(estimator, "feature_names_in_")
-            else None
-        ),
-        "n_iter_": int(estimator.n_iter_),
-        "objective_": str(estimator.objective_),
-        "do_early_stopping_": bool(estimator.do_early_stopping_),
-        "n_training_queries": int(getattr(estimator, "_n_training_queries", 1)),
-    }
-    for attr in ("platt_coef_", "platt_intercept_"):
-        if hasattr(estimator, attr):
-            fitted[attr] = _float_to_json(getattr(estimator, attr))
-    for attr in _POSITION_BIAS_ATTRIBUTES:
-        if hasattr(estimator, attr):
-            fitted[attr] = [_float_to_json(v) for v in getattr(estimator, attr)]
-
-    is_categorical = getattr(mapper, "is_categorical_", None)
-    pandas_categories = getattr(estimator, "_pandas_categories", {})
-    categorical = (is_categorical is not None and bool(np.any(is_categorical))) or bool(
-        pandas_categories)
-    if categorical:
-        names = fitted["feature_names_in_"]
-        fitted["pandas_categories"] = [
-            _categories_to_json(int(j), values, names[j] if names else j)
-            for j, values in sorted(pandas_categories.items())
-        ]
-
-    ensemble = estimator._tree_ensemble()
-    node_fields = {**_NODE_FIELDS, **(_CATEGORICAL_NODE_FIELDS if categorical else {})}
-    arrays = {"node_" + f: ensemble.nodes[f] for f in node_fields}
-    if categorical:
-        arrays["bin_is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
-    arrays.update(
-        tree_starts=ensemble.tree_starts,
-        bin_thresholds=(
-            np.concatenate(mapper.bin_thresholds_) if mapper.bin_thresholds_ else np.zeros(0)
-        ),
-        bin_n_thresholds=np.array([len(t) for t in mapper.bin_thresholds_], dtype=np.int64),
-        bin_has_missing=np.asarray(mapper.has_missing_values_, dtype=np.uint8),
-        train_score=np.asarray(estimator.train_score_, dtype=np.float64),
-        validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
-    )
-    version = CATEGORICAL_VERSION if categorical else _RANKER_VERSION
-    dtypes = _array_dtypes(version)
-    blobs = {k: _npy_bytes(v, dtypes[k]) for k, v in arrays.items()}
-
-    document = {
-        "format": FORMAT_NAME,
-        "format_version": version,
-        "library_version": __version__,
-        "estimator": name,
-        "params": params,
-        "fitted": fitted,
-        "booster": {
-            "objective_name": str(ensemble.objective),
-            "baseline": _float_to_json(ensemble.baseline),
-            "n_features": int(ensemble.n_features),
-            "missing_values_bin_idx": int(booster.missing_values_bin_idx),
-            "n_trees": ensemble.n_trees,
-        },
-        "bin_mapper": {
-            "max_bins": int(mapper.max_bins),
-            "missing_values_bin_idx": int(mapper.missing_values_bin_idx_),
-            "n_features": int(mapper.n_features_in_),
-        },
-        "warm_start": {
-            "random_seed": int(estimator._random_seed),
-            "platt_seed": (
-                int(estimator._platt_seed) if hasattr(estimator, "_platt_seed") else None
-            ),
-            "validation_queries_unseen": bool(
-                getattr(estimator, "_validation_queries_unseen", False)
-            ),
-        },
-        "arrays": {
-            k: {"dtype": dtypes[k], "shape": list(np.shape(v))} for k, v in arrays.items()
-        },
-    }
-    return document, blobs
-
-
-# -- loading ------------------------------------------------------------------
-
-
 def get_field(mapping, key, kind, what):
     """``mapping[key]`` if it is of ``kind``, else a ModelFileError naming ``what``."""
     if not isinstance(mapping, dict) or key not in mapping:
@@ -368,7 +116,7 @@ def get_field(mapping, key, kind, what):
 def read_arrays(zf, manifest, version):
     """The ``.npy`` members of the open zip ``zf``, checked against the
     manifest and the arrays of ``format_version`` ``version``."""
-    expected = _array_dtypes(version)
+    expected = array_dtypes(version)
     if not isinstance(manifest, dict) or set(manifest) != set(expected):
         got = sorted(manifest) if isinstance(manifest, dict) else manifest
         raise ModelFileError(
@@ -388,7 +136,7 @@ def read_arrays(zf, manifest, version):
             array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
         except (ValueError, EOFError, OSError, SyntaxError) as exc:
             raise ModelFileError(f"member {key}.npy is not a plain .npy array ({exc})") from None
-        inner = _INNER_SHAPES.get(key, ())
+        inner = INNER_SHAPES.get(key, ())
         if (array.dtype != np.dtype(dtype) or array.ndim != 1 + len(inner)
                 or array.shape[1:] != inner):
             shape = "(n,)" if not inner else f"(n, {', '.join(map(str, inner))})"
@@ -409,7 +157,7 @@ def _check_trees(a, n_trees, n_features):
     """Check that every tree is well formed, so prediction cannot loop or read
     out of bounds: children lie inside their tree and after their parent."""
     n_nodes = a["node_value"].shape[0]
-    if any(a["node_" + f].shape[0] != n_nodes for f in (*_NODE_FIELDS, *_CATEGORICAL_NODE_FIELDS)):
+    if any(a["node_" + f].shape[0] != n_nodes for f in (*NODE_FIELDS, *CATEGORICAL_NODE_FIELDS)):
         raise ModelFileError("the node_*.npy arrays have different lengths")
     starts = a["tree_starts"]
     if starts.shape[0] != n_trees:
@@ -578,7 +326,7 @@ def build_ranker(document, a):
         missing_values_bin_idx=missing_bin,
     )
     nodes = np.zeros(a["node_value"].shape[0], dtype=NODE_DTYPE)
-    for f in (*_NODE_FIELDS, *_CATEGORICAL_NODE_FIELDS):
+    for f in (*NODE_FIELDS, *CATEGORICAL_NODE_FIELDS):
         nodes[f] = a["node_" + f]
     booster.categories = mapper.feature_categories()
     stops = np.append(a["tree_starts"][1:], nodes.shape[0])
@@ -633,21 +381,17 @@ def build_ranker(document, a):
     return estimator
 
 
-# Fitted by the unbiased LambdaMART objective; absent from other models.
-_POSITION_BIAS_ATTRIBUTES = ("position_bias_", "position_bias_unclicked_")
-
-
 def _position_biases(fitted, objective_name):
     """The position biases in ``fitted`` (name -> array), which exist
     exactly for models of the unbiased LambdaMART objective."""
-    present = [attr in fitted for attr in _POSITION_BIAS_ATTRIBUTES]
+    present = [attr in fitted for attr in POSITION_BIAS_ATTRIBUTES]
     if present != [objective_name == "lambdarank_unbiased"] * len(present):
         raise ModelFileError(
             "position_bias_ and position_bias_unclicked_ belong together, to models of the "
             "lambdarank_unbiased objective"
         )
     biases = {}
-    for attr in _POSITION_BIAS_ATTRIBUTES:
+    for attr in POSITION_BIAS_ATTRIBUTES:
         if attr not in fitted:
             continue
         values = fitted[attr]
@@ -660,5 +404,3 @@ def _position_biases(fitted, objective_name):
     if biases and biases["position_bias_"].shape != biases["position_bias_unclicked_"].shape:
         raise ModelFileError("position_bias_ and position_bias_unclicked_ differ in length")
     return biases
-
-

@@ -1,0 +1,58 @@
+"""What the tests share: the list of every ranker, taken from the registry of
+model classes (so a new ranker is tested everywhere at once), and where the
+real data sets are."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sklearn_ltr._rankers.registry import model_classes
+
+# Every ranker class of the package, in the registry's order.
+RANKERS = tuple(model_classes().values())
+RANKER_IDS = [cls.__name__ for cls in RANKERS]
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def shared_data_dir():
+    """The real data sets (MQ2008, LightGBM's example): ``$SKLEARN_LTR_DATA``
+    if set, else ``shared/data`` beside the repository's checkout."""
+    return Path(os.environ.get("SKLEARN_LTR_DATA", REPOSITORY.parent / "shared" / "data"))
+
+
+def require_shared_data(*parts):
+    """The path ``shared_data_dir() / parts``, or a skip that names what is
+    missing and how to provide it."""
+    path = shared_data_dir().joinpath(*parts)
+    if not path.exists():
+        pytest.skip(
+            f"{path} does not exist: these tests read the real data sets from "
+            "../shared/data beside the checkout; set SKLEARN_LTR_DATA to their directory"
+        )
+    return path
+
+
+def fit_labels(cls, y):
+    """Labels ``cls`` can be fitted on: binary for CalibratedRanker (which
+    takes binary or [0, 1] relevance), ``y`` unchanged for the others."""
+    if cls.__name__ == "CalibratedRanker":
+        return (y >= 1).astype(float)
+    return y
+
+
+@pytest.fixture(params=RANKERS, ids=RANKER_IDS)
+def ranker_class(request):
+    """Each ranker class in turn."""
+    return request.param
+
+
+@pytest.fixture
+def mq2008_dir():
+    return require_shared_data("mq2008")
+
+
+@pytest.fixture
+def example_dir():
+    return require_shared_data("lightgbm_lambdarank_example")
