@@ -301,6 +301,22 @@ def test_model_files_of_format_version_1_still_load_and_match(name):
     assert_array_equal(_documented_predict(path, X)[0], expected[f"{name}_predict"])
 
 
+@pytest.mark.parametrize("name", ["yetirank", "lambdamart_unbiased"])
+def test_model_files_written_before_the_rankers_moved_load_and_match(name):
+    # Written by c59b99e, when the classes lived in sklearn_ltr._ranker and
+    # sklearn_ltr._yetirank (see tests/data/make_persistence_fixtures.py).
+    folder = os.path.join(DATA_DIR, "persistence_layout")
+    path = os.path.join(folder, f"{name}.npz")
+    expected = np.load(os.path.join(folder, "expected.npz"))
+    X = expected["X"]
+    model = load_model(path)
+    assert_array_equal(model.predict(X), expected[f"{name}_predict"])
+    assert_array_equal(model.feature_importances_, expected[f"{name}_feature_importances"])
+    assert_array_equal(_documented_predict(path, X)[0], expected[f"{name}_predict"])
+    if name == "lambdamart_unbiased":
+        assert_array_equal(model.position_bias_, expected["lambdamart_unbiased_position_bias"])
+
+
 # --------------------------------------------------------------------------- refusing to save
 
 
@@ -830,18 +846,37 @@ def test_pipelines_need_skops_and_single_rankers_do_not(pipelines, fitted, tmp_p
 
 def test_skops_trusted_types_name_the_rankers_and_their_internals():
     assert SKOPS_TRUSTED_TYPES == [
+        "sklearn_ltr.CalibratedRanker",
+        "sklearn_ltr.LambdaMARTRanker",
+        "sklearn_ltr.ListNetRanker",
+        "sklearn_ltr.XENDCGRanker",
+        "sklearn_ltr.YetiRankRanker",
         "sklearn_ltr._gbdt.binning.BinMapper",
         "sklearn_ltr._gbdt.booster.Booster",
-        "sklearn_ltr._rankers.lambdamart.LambdaMARTRanker",
-        "sklearn_ltr._rankers.lambdamart.ListNetRanker",
-        "sklearn_ltr._rankers.lambdamart.XENDCGRanker",
-        "sklearn_ltr._rankers.yetirank.YetiRankRanker",
-        "sklearn_ltr.calibration.CalibratedRanker",
     ]
     from sklearn_ltr import persistence
 
     persistence.SKOPS_TRUSTED_TYPES.append("os.system")  # a new list at each access
     assert "os.system" not in persistence.SKOPS_TRUSTED_TYPES
+
+
+def test_pickles_name_the_rankers_by_their_public_path(fitted, data):
+    # A pickle names the class by module and name: the public module, so a
+    # pickle does not break when the class moves inside the package.
+    import pickle
+    import pickletools
+
+    import sklearn_ltr
+
+    X = data[0]
+    for name, ranker in fitted.items():
+        blob = pickle.dumps(ranker)
+        globals_named = {arg for _, arg, _ in pickletools.genops(blob)
+                         if isinstance(arg, str) and arg.startswith("sklearn_ltr")}
+        assert "sklearn_ltr" in globals_named, name
+        assert not any(arg.startswith("sklearn_ltr._rankers") for arg in globals_named), name
+        assert getattr(sklearn_ltr, type(ranker).__name__) is type(ranker)
+        assert_array_equal(pickle.loads(blob).predict(X), ranker.predict(X))
 
 
 @needs_skops

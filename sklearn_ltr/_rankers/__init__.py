@@ -17,6 +17,12 @@ from .listwise import ListNetRanker, XENDCGRanker  # isort: skip
 from .yetirank import YetiRankRanker  # isort: skip
 from .calibrated import CalibratedRanker  # isort: skip
 
+# Pickle and skops name a class by its module and name. The public module, so
+# that saved objects do not depend on where a class lives inside the package.
+for _cls in (LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker):
+    _cls.__module__ = "sklearn_ltr"
+del _cls
+
 __all__ = [
     "CalibratedRanker",
     "LambdaMARTRanker",

@@ -23,6 +23,12 @@ them differently.
   below uses only what that version had.
 - Version 3 (categorical features): a ranker on integer category codes and
   one on a DataFrame with string and integer pandas category columns.
+- ``layout`` (format 1, no new version): the rankers that came after format
+  1's fixtures, YetiRankRanker and unbiased LambdaMART (with its fitted
+  position biases), written by c59b99e, the last commit before the estimator
+  classes moved from the package's top level into ``sklearn_ltr/_rankers/``:
+  files name their class by its bare name, so the move must not matter.
+  Written with ``PYTHONPATH`` pointing at a checkout of c59b99e.
 """
 
 import os
@@ -47,7 +53,8 @@ def _data():
 
 
 def _folder(version):
-    out_dir = os.path.join(HERE, f"persistence_v{version}")
+    out_dir = os.path.join(HERE, f"persistence_{version}" if version == "layout"
+                           else f"persistence_v{version}")
     os.makedirs(out_dir, exist_ok=True)
     return out_dir
 
@@ -155,5 +162,33 @@ def write_version_3():
     )
 
 
+def write_layout():
+    from sklearn_ltr import YetiRankRanker
+
+    X, y, qid, rows = _data()
+    # Positions 1, 2, ... within each query in row order, as a production
+    # ranker might have shown them.
+    _, starts, sizes = np.unique(qid, return_index=True, return_counts=True)
+    position = np.concatenate([np.arange(1, n + 1) for n in sizes[np.argsort(starts)]])
+    models = {
+        "yetirank": (YetiRankRanker(n_estimators=6, max_leaf_nodes=5, random_state=0), {}),
+        "lambdamart_unbiased": (
+            LambdaMARTRanker(n_estimators=6, max_leaf_nodes=5,
+                             position_debiasing="unbiased_lambdamart", random_state=0),
+            {"position": position},
+        ),
+    }
+    out_dir = _folder("layout")
+    expected = {"X": rows}
+    for name, (model, extra) in models.items():
+        model.fit(X, y, qid=qid, **extra)
+        save_model(model, os.path.join(out_dir, f"{name}.npz"))
+        expected[f"{name}_predict"] = model.predict(rows)
+        expected[f"{name}_feature_importances"] = model.feature_importances_
+    expected["lambdamart_unbiased_position_bias"] = models["lambdamart_unbiased"][0].position_bias_
+    np.savez(os.path.join(out_dir, "expected.npz"), **expected)
+
+
 if __name__ == "__main__":
-    {"1": write_version_1, "2": write_version_2, "3": write_version_3}[sys.argv[1]]()
+    {"1": write_version_1, "2": write_version_2, "3": write_version_3,
+     "layout": write_layout}[sys.argv[1]]()
