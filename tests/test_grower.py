@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from sklearn_ltr._gbdt.binning import BinMapper
-from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions, grow_tree
+from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _find_best_split
+from sklearn_ltr._gbdt.node_rows import NodeRows
+
+from _engine_helpers import find_best_split, grow_tree
 
 
 def _problem(n=3000, n_features=6, seed=0, nan_rate=0.05):
@@ -24,9 +26,8 @@ def _problem(n=3000, n_features=6, seed=0, nan_rate=0.05):
 
 
 def _grow(Xb, g, h, mapper, **kw):
-    return grow_tree(Xb, g, h, mapper.n_bins_non_missing_, mapper.has_missing_values_,
-                     mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
-                     **kw)
+    return grow_tree(Xb, g, h, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                     bin_thresholds=mapper.bin_thresholds_, **kw)
 
 
 def _route(nodes, Xb, missing_bin):
@@ -147,8 +148,8 @@ def test_root_split_is_the_best_split_and_gains_positive():
     rows = np.arange(len(g), dtype=np.int32)
     mask = np.ones(Xb.shape[1], np.uint8)
     _build_histogram(Xb, rows, g, h, mask, hist)
-    res = _find_best_split(hist, float(g.astype(np.float64).sum()), float(h.astype(np.float64).sum()),
-                           len(g), mapper.n_bins_non_missing_, 63, mask, 20, 1e-3, 0.0, 0.0)
+    res = find_best_split(hist, float(g.astype(np.float64).sum()), float(h.astype(np.float64).sum()),
+                          len(g), mapper.n_bins_non_missing_, 63, mask, 20, 1e-3, 0.0, 0.0)
     root = tree.nodes[0]
     assert (root["feature_idx"], root["bin_threshold"]) == (res[1], res[2])
     assert root["gain"] == pytest.approx(res[0])
@@ -170,10 +171,10 @@ def test_best_first_order_splits_largest_gain_first():
         rows = np.array(sorted(members[child]), dtype=np.int32)
         hist = allocate_histograms(1, Xb.shape[1], 64)[0]
         _build_histogram(Xb, rows, g[rows], h[rows], np.ones(Xb.shape[1], np.uint8), hist)
-        res = _find_best_split(hist, float(g[rows].astype(np.float64).sum()),
-                               float(h[rows].astype(np.float64).sum()), len(rows),
-                               mapper.n_bins_non_missing_, 63, np.ones(Xb.shape[1], np.uint8),
-                               20, 1e-3, 0.0, 0.0)
+        res = find_best_split(hist, float(g[rows].astype(np.float64).sum()),
+                              float(h[rows].astype(np.float64).sum()), len(rows),
+                              mapper.n_bins_non_missing_, 63, np.ones(Xb.shape[1], np.uint8),
+                              20, 1e-3, 0.0, 0.0)
         gains.append(res[0])
     split_child = [k for k in (1, 2) if not full.nodes[k]["is_leaf"]]
     assert len(split_child) == 1
@@ -191,8 +192,9 @@ def test_feature_mask_is_respected():
 
 def test_grower_reuse_across_trees_and_unlimited_leaves():
     _, Xb, g, h, mapper = _problem(seed=6, n=1500)
-    grower = TreeGrower(Xb, mapper.n_bins_non_missing_, mapper.has_missing_values_,
-                        mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
+    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_)
+    grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                        bin_thresholds=mapper.bin_thresholds_,
                         max_leaf_nodes=None, min_samples_leaf=30)
     first = grower.grow(g, h)
     assert first.nodes["is_leaf"].sum() > 32  # the histogram pool had to grow
@@ -227,7 +229,7 @@ def test_unsplittable_root_is_a_leaf():
 
 def test_invalid_parameters():
     _, Xb, g, h, mapper = _problem(n=100)
-    args = (Xb, mapper.n_bins_non_missing_, mapper.has_missing_values_, 63)
+    args = (NodeRows(Xb, 63), mapper.n_bins_non_missing_, 63)
     for kw, word in [(dict(max_leaf_nodes=1), "max_leaf_nodes"), (dict(max_depth=-1), "max_depth"),
                      (dict(min_samples_leaf=0), "min_samples_leaf"),
                      (dict(l2_regularization=-1), "l2_regularization"),

@@ -214,7 +214,6 @@ class Booster:
         grower = TreeGrower(
             training.node_rows,
             bin_mapper.n_bins_non_missing_,
-            bin_mapper.has_missing_values_,
             self.missing_values_bin_idx,
             bin_thresholds=bin_mapper.bin_thresholds_,
             shrinkage=learning_rate,

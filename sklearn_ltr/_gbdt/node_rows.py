@@ -3,24 +3,15 @@
 :class:`TreeGrower` decides the shape of a tree from histograms alone: which
 leaf to split next, on which feature and bin, and with what leaf values. The
 rows themselves (which rows sit in which node, and the histograms built from
-them) are kept by a *node-rows* object. :class:`NodeRows` keeps them in this
-process. A data-parallel fit gives the grower an object with the same methods
-whose rows live on several workers and whose histograms are the sums of the
-workers' histograms (``sklearn_ltr.dask._shard``); the grower cannot tell
-the difference.
-
-The methods, in the order the grower calls them for one tree:
-
-- ``start(gradients, hessians, sample_indices, feature_mask)`` puts the used
-  rows in the root and returns ``(n_used, sum_gradients, sum_hessians)``;
-- ``root_histogram(hist)`` fills the root's histogram;
-- ``split(node_id, feature, left_bins, left_id, right_id, histogram_of,
-  hist)`` moves a node's rows into its two children
-  and, if ``histogram_of`` is one of them, fills ``hist`` with its histogram;
-- ``leaf_assignment(leaf_ids)`` returns the rows of each leaf.
+them) are kept by a *row store*, an object implementing :class:`RowStore`.
+:class:`NodeRows` keeps them in this process. A data-parallel fit gives the
+grower a row store whose rows live on several workers and whose histograms
+are the sums of the workers' histograms (``sklearn_ltr.dask._shard``); the
+grower cannot tell the difference.
 """
 
 from time import perf_counter
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -36,11 +27,88 @@ from .histogram import (
 )
 from .splitting import _partition
 
-__all__ = ["NodeRows"]
+__all__ = ["NodeRows", "RowStore"]
+
+
+@runtime_checkable
+class RowStore(Protocol):
+    """The rows of the tree being grown, as :class:`TreeGrower` uses them.
+
+    For one tree the grower calls :meth:`start`, then :meth:`root_histogram`
+    if the root may be split, :meth:`split` for every split, and
+    :meth:`leaf_assignment` at the end. ``isinstance(obj, RowStore)``
+    checks that every member exists; their signatures are checked by the
+    tests (``tests/test_interfaces.py``).
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of training rows (the length of the gradients).
+    n_features : int
+        Number of features.
+    time_histograms, time_partition : float
+        Seconds spent in this process, summed over all trees, building
+        histograms and partitioning rows (reported by the booster).
+    """
+
+    n_samples: int
+    n_features: int
+    time_histograms: float
+    time_partition: float
+
+    def start(self, gradients: np.ndarray | None, hessians: np.ndarray | None,
+              sample_indices: np.ndarray | None,
+              feature_mask: np.ndarray) -> tuple[int, float, float]:
+        """Put the rows used by the next tree in its root (node 0).
+
+        Parameters
+        ----------
+        gradients, hessians : ndarray of shape (n_samples,), dtype float32, or None
+            Gradients and hessians of all rows; None for a store that keeps
+            its own (a data-parallel one, whose workers hold them).
+        sample_indices : ndarray of int or None
+            Rows used by the tree (possibly none), or None for all rows.
+        feature_mask : ndarray of shape (n_features,), dtype uint8
+            Features the tree may split on: histograms may skip the others.
+
+        Returns
+        -------
+        n_used : int
+        sum_gradients, sum_hessians : float
+            Sums over the used rows, in float64.
+        """
+
+    def root_histogram(self, hist: np.ndarray) -> None:
+        """Fill ``hist``, of shape (n_features, n_bins, HIST_WIDTH), with the
+        histogram of the root's rows."""
+
+    def split(self, node_id: int, feature: int, left_bins: np.ndarray, left_id: int,
+              right_id: int, histogram_of: int = -1, hist: np.ndarray | None = None) -> None:
+        """Move the rows of ``node_id`` into its children ``left_id`` (the
+        rows whose bin of ``feature`` is in the bitset ``left_bins``) and
+        ``right_id``; if ``histogram_of`` is one of the children, fill
+        ``hist`` with its histogram (-1: none)."""
+
+    def leaf_assignment(self, leaf_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of each leaf of the finished tree.
+
+        Parameters
+        ----------
+        leaf_ids : sequence of int
+            Node ids of the leaves.
+
+        Returns
+        -------
+        partitioned_indices : ndarray of shape (n_used,), dtype int32
+            The used rows held in this process, grouped by leaf.
+        leaf_starts, leaf_stops : ndarray of shape (n_leaves,), dtype int64
+            Range of each leaf's rows in ``partitioned_indices``.
+        """
 
 
 class NodeRows:
-    """Rows of the tree being grown, grouped by node, held in this process.
+    """Rows of the tree being grown, grouped by node, held in this process:
+    the :class:`RowStore` of a single-process fit.
 
     Row indices live in one buffer, partitioned in place: the rows of a node
     are a contiguous range of it, and splitting a node reorders its range so
@@ -190,11 +258,6 @@ class NodeRows:
             histogram; -1 for none.
         hist : ndarray of shape (n_features, n_bins, 4), dtype float64, default=None
             Output histogram.
-
-        Returns
-        -------
-        n_left : int
-            Number of rows that went left.
         """
         start, stop = self._ranges.pop(node_id)
         tic = perf_counter()
@@ -207,7 +270,6 @@ class NodeRows:
             tic = perf_counter()
             self._node_histogram(histogram_of, hist)
             self.time_histograms += perf_counter() - tic
-        return n_left
 
     def _node_histogram(self, node_id, hist):
         start, stop = self._ranges[node_id]
