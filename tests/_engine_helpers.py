@@ -10,14 +10,18 @@ from sklearn_ltr._gbdt.splitting import find_best_splits
 
 
 def grow_tree(X_binned, gradients, hessians, n_bins_non_missing, missing_values_bin_idx,
-              sample_indices=None, feature_mask=None, bin_thresholds=None, **params):
+              sample_indices=None, feature_mask=None, bin_thresholds=None,
+              constant_hessian=None, **params):
     """Grow one tree with a fresh :class:`TreeGrower` on a fresh
     :class:`NodeRows` of ``X_binned``.
 
-    ``sample_indices`` and ``feature_mask`` go to :meth:`TreeGrower.grow`;
-    the other ``params`` (``max_leaf_nodes``, ...) to the grower.
+    ``constant_hessian`` goes to the NodeRows (its constant-hessian
+    histograms); ``sample_indices`` and ``feature_mask`` to
+    :meth:`TreeGrower.grow`; the other ``params`` (``max_leaf_nodes``, ...)
+    to the grower.
     """
-    rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
+    rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing,
+                    constant_hessian=constant_hessian)
     grower = TreeGrower(rows, n_bins_non_missing, missing_values_bin_idx,
                         bin_thresholds=bin_thresholds, **params)
     return grower.grow(gradients, hessians, sample_indices=sample_indices,

@@ -4,6 +4,7 @@ import numba
 import numpy as np
 import pytest
 
+from sklearn_ltr._gbdt import node_rows
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
@@ -247,20 +248,35 @@ def test_invalid_parameters():
 
 
 @pytest.mark.parametrize("with_sample_indices", [False, True])
-def test_constant_hessian_path(with_sample_indices):
-    # Constant hessians take the (gradient, count) histogram kernels.
+def test_constant_hessian_path(with_sample_indices, monkeypatch):
+    # A declared constant hessian takes the (gradient, count) histogram
+    # kernels. Their hessian sums, count * h, equal the general kernels' sums
+    # of h exactly, so the tree is the same bit for bit.
     _, Xb, g, _, mapper = _problem(seed=8)
     h = np.full(len(g), 0.5, np.float32)
     rows = np.arange(0, len(g), 3) if with_sample_indices else np.arange(len(g))
-    tree = _grow(Xb, g, h, mapper, sample_indices=rows if with_sample_indices else None,
-                 max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    sample = rows if with_sample_indices else None
+    params = dict(max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    calls = []
+
+    def spy_on(name):
+        kernel = getattr(node_rows, name)
+
+        def spy(*args):
+            calls.append(name)
+            return kernel(*args)
+        monkeypatch.setattr(node_rows, name, spy)
+
+    constant = {"_build_histogram_const", "_build_histogram_root_const"}
+    for name in constant | {"_build_histogram", "_build_histogram_root"}:
+        spy_on(name)
+    tree = _grow(Xb, g, h, mapper, sample_indices=sample, constant_hessian=0.5, **params)
+    assert calls and set(calls) <= constant
     assert tree.nodes["is_leaf"].sum() == 20
     _check_tree(tree, Xb, g, h, mapper, rows, l2=1.0)
-    # Same tree as the general kernels give when one hessian differs by a hair
-    # (the split choice is robust to it).
-    h2 = h.copy()
-    h2[0] = np.nextafter(np.float32(0.5), np.float32(1))
-    other = _grow(Xb, g, h2, mapper, sample_indices=rows if with_sample_indices else None,
-                  max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
-    for name in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
-        np.testing.assert_array_equal(tree.nodes[name], other.nodes[name])
+    calls.clear()
+    general = _grow(Xb, g, h, mapper, sample_indices=sample, **params)
+    # Undeclared, nothing scans the hessians for constancy.
+    assert calls and not set(calls) & constant
+    _assert_nodes_equal(tree.nodes, general.nodes)
+    np.testing.assert_array_equal(tree.partitioned_indices, general.partitioned_indices)

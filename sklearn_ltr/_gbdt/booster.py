@@ -17,6 +17,7 @@ from .common import G_H_DTYPE, Y_DTYPE
 from .ensemble import TreeEnsemble
 from .grower import TreeGrower, _update_raw_predictions
 from .node_rows import NodeRows
+from .objective import Objective
 from .predictor import _predict_binned, concatenate_trees, predict_raw
 from .progress import ProgressLine
 
@@ -330,11 +331,12 @@ class TrainingData:
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype uint8
-        Training rows, binned, grouped by query.
-    objective : BaseObjective
-        Gives gradients and hessians of the training rows. If it has a
-        ``set_iteration(m)`` method, it is called with the index of each
-        tree before its gradients are computed.
+        Training rows, binned, in the objective's groups.
+    objective : Objective
+        Gives the labels, the group offsets, and the gradients and hessians
+        of the training rows (see :class:`~.objective.Objective` for the
+        calls it gets each iteration). Its ``constant_hessian`` goes to the
+        row store.
     missing_values_bin_idx : int
         Bin index of missing values.
     n_bins_non_missing : array-like of shape (n_features,), default=None
@@ -355,7 +357,13 @@ class TrainingData:
     """
 
     def __init__(self, X_binned, objective, missing_values_bin_idx, n_bins_non_missing=None):
-        self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
+        if not isinstance(objective, Objective):
+            raise TypeError(
+                f"objective must implement the Objective protocol, got "
+                f"{type(objective).__name__}."
+            )
+        self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing,
+                                  constant_hessian=objective.constant_hessian)
         self.objective = objective
         self.offsets = objective.offsets
         n_samples = self.node_rows.n_samples
@@ -382,8 +390,8 @@ class TrainingData:
         that generator (a Dask worker passes one that keeps its own rows'
         share of the draws of the whole training set).
 
-        Then the objective updates its own estimates (Unbiased LambdaMART's
-        position biases) from its :meth:`~BaseObjective.iteration_statistics`,
+        Then the objective updates its own estimates from its
+        :meth:`~.objective.Objective.iteration_statistics`,
         unless ``shared``: a Dask worker returns them instead, for the client
         to add up over all workers and pass to :meth:`end_iteration`.
 
@@ -393,12 +401,9 @@ class TrainingData:
             With ``shared``, the objective's statistics of these rows.
         """
         objective = self.objective
-        set_iteration = getattr(objective, "set_iteration", None)
-        # Iteration-dependent objectives (the lambda schedules of Svore et al.,
-        # WWW 2011) are told the index of the tree being grown; counting the
-        # trees kept from a warm start makes the schedule continue, not restart.
-        if set_iteration is not None:
-            set_iteration(iteration)
+        # Counting the trees kept from a warm start makes an iteration-
+        # dependent objective continue its schedule, not restart it.
+        objective.set_iteration(iteration)
         if rng is None:
             rng = objective_generator(random_seed, iteration)
         objective.prepare_iteration(rng)

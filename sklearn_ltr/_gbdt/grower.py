@@ -150,9 +150,9 @@ class TreeGrower:
 
     Notes
     -----
-    If every used row has the same hessian (least squares), the histograms
-    accumulate only gradients and counts, which is faster; this is detected
-    per tree, the caller does nothing.
+    If every hessian is the same (the objective's ``constant_hessian``,
+    given to :class:`~sklearn_ltr._gbdt.node_rows.NodeRows`), the histograms
+    accumulate only gradients and counts, which is faster.
     """
 
     def __init__(self, rows, n_bins_non_missing, missing_values_bin_idx, bin_thresholds=None,

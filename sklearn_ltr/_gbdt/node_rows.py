@@ -21,7 +21,6 @@ from .histogram import (
     _build_histogram_const,
     _build_histogram_root,
     _build_histogram_root_const,
-    _constant_value,
     _gather_gradients,
     _gather_gradients_only,
 )
@@ -129,6 +128,11 @@ class NodeRows:
         ``max_bins``: on LightGBM's example data (300 features, a median of
         9 distinct values) zeroing whole histograms took longer than
         filling them. None: every bin is written.
+    constant_hessian : float or None, default=None
+        The value of every hessian, if the caller guarantees they are all
+        equal (the objective's ``constant_hessian``): histograms then
+        accumulate only gradients and counts, which is faster, and give the
+        same sums. Not checked. None: hessians are read.
 
     Attributes
     ----------
@@ -137,7 +141,8 @@ class NodeRows:
         (gathers included) and in partitioning rows.
     """
 
-    def __init__(self, X_binned, missing_values_bin_idx, n_bins_non_missing=None):
+    def __init__(self, X_binned, missing_values_bin_idx, n_bins_non_missing=None,
+                 constant_hessian=None):
         X_binned = np.asarray(X_binned)
         if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
             raise ValueError("X_binned must be a 2-d uint8 array.")
@@ -155,6 +160,7 @@ class NodeRows:
                 or np.any(self._value_bins > self.missing_values_bin_idx)):
             raise ValueError("n_bins_non_missing must have one entry per feature, each at most "
                              "missing_values_bin_idx.")
+        self._const_hessian = None if constant_hessian is None else float(constant_hessian)
         # Buffers reused by every tree.
         self._indices = np.empty(n_samples, dtype=np.int32)
         self._scratch = np.empty(n_samples, dtype=np.int32)
@@ -221,9 +227,6 @@ class NodeRows:
         self._sampled = sample_indices is not None
         self._n_used = n_used
         self._ranges = {0: (0, n_used)}
-        # Constant hessians (least squares): histograms only need (g, count).
-        is_const, h_value = _constant_value(h_used)
-        self._const_hessian = h_value if is_const else None
         sum_g = float(np.sum(g_used, dtype=np.float64))
         sum_h = float(np.sum(h_used, dtype=np.float64))
         return n_used, sum_g, sum_h
