@@ -2,17 +2,19 @@
 
 It also keeps the fitted trees, predicts from them (all at once or staged),
 runs early stopping on a validation set, and prints progress. It works on a
-:class:`TrainingData`: binned rows already grouped by query, their objective
-and their raw scores, in this process (or, through an object with the same
-methods, on Dask workers). Input validation, the validation split and
-binning are the estimator's job.
+:class:`TrainingData`: binned rows in groups of contiguous rows, their
+objective (an :class:`~.objective.Objective`, which also gives the group
+offsets) and their raw scores, in this process (or, through an object with
+the same methods, on Dask workers). Row subsampling and the training metric
+take whole groups. Input validation, the validation split and binning are
+the estimator's job, and so is the meaning of a group.
 """
 
 import time
 
 import numpy as np
 
-from .._utils.queries import rows_of_queries
+from .._utils.groups import rows_of_groups
 from .common import G_H_DTYPE, Y_DTYPE
 from .ensemble import TreeEnsemble
 from .grower import TreeGrower, _update_raw_predictions
@@ -160,7 +162,7 @@ class Booster:
         max_features : float
             Share of features each tree may use.
         subsample : float
-            Share of queries each tree is grown on.
+            Share of the row groups each tree is grown on.
         random_seed : int
             Seeds the generators of each iteration, so a warm start continues
             with exactly the draws a single fit would have made.
@@ -179,11 +181,11 @@ class Booster:
             reports every iteration (one updating line on a terminal), N > 1
             every N-th iteration and the last, each on a line of its own.
         small_trainset_rows : int
-            About how many training rows (whole queries) to score each
+            About how many training rows (whole groups) to score each
             iteration for ``train_scores``.
         """
         offsets = training.offsets
-        n_queries = offsets.shape[0] - 1
+        n_groups = offsets.shape[0] - 1
         training.start_scores(self.baseline, self.trees)
 
         first_iteration = self.n_trees
@@ -211,7 +213,7 @@ class Booster:
 
         n_features = self.n_features
         n_allowed = max(1, int(np.ceil(max_features * n_features)))
-        n_sampled_queries = max(1, int(np.ceil(subsample * n_queries)))
+        n_sampled_groups = max(1, int(np.ceil(subsample * n_groups)))
         grower = TreeGrower(
             training.node_rows,
             bin_mapper.n_bins_non_missing_,
@@ -236,9 +238,9 @@ class Booster:
                 feature_mask[:] = 0
                 feature_mask[rng.choice(n_features, n_allowed, replace=False)] = 1
             sample_indices = None
-            if n_sampled_queries < n_queries:
-                queries = np.sort(rng.choice(n_queries, n_sampled_queries, replace=False))
-                sample_indices, _ = rows_of_queries(offsets, queries)
+            if n_sampled_groups < n_groups:
+                groups = np.sort(rng.choice(n_groups, n_sampled_groups, replace=False))
+                sample_indices, _ = rows_of_groups(offsets, groups)
 
             tic = time.perf_counter()
             tree = grower.grow(
@@ -348,8 +350,8 @@ class TrainingData:
     ----------
     node_rows : NodeRows
         The rows, grouped by node of the tree being grown.
-    offsets : ndarray of shape (n_queries + 1,)
-        Query offsets of the rows.
+    offsets : ndarray of shape (n_groups + 1,)
+        Group offsets of the rows (the objective's).
     gradients, hessians : ndarray of shape (n_samples,), dtype float32
         Of the current iteration.
     raw_scores : ndarray of shape (n_samples,), dtype float64
@@ -386,7 +388,7 @@ class TrainingData:
 
         The objective's random draws (XE-NDCG's gamma) come from a generator
         of their own, seeded by ``(random_seed, iteration)``, so that they do
-        not shift the draws of column and query sampling. ``rng`` replaces
+        not shift the draws of column and group sampling. ``rng`` replaces
         that generator (a Dask worker passes one that keeps its own rows'
         share of the draws of the whole training set).
 
@@ -432,15 +434,15 @@ class TrainingData:
                                     tree.leaf_starts, tree.leaf_stops, tree.leaf_values)
 
     def choose_small_trainset(self, max_rows, random_seed):
-        """Choose the whole queries that :meth:`small_trainset_score` scores;
+        """Choose the whole groups that :meth:`small_trainset_score` scores;
         return how many."""
-        return self.use_small_trainset(small_trainset_queries(self.offsets, max_rows, random_seed))
+        return self.use_small_trainset(small_trainset_groups(self.offsets, max_rows, random_seed))
 
-    def use_small_trainset(self, queries):
-        """Score these queries (sorted indices) in :meth:`small_trainset_score`;
+    def use_small_trainset(self, groups):
+        """Score these groups (sorted indices) in :meth:`small_trainset_score`;
         return how many."""
-        self._small_rows, self._small_offsets = rows_of_queries(self.offsets, queries)
-        return queries.shape[0]
+        self._small_rows, self._small_offsets = rows_of_groups(self.offsets, groups)
+        return groups.shape[0]
 
     def small_trainset_score(self, metric):
         """The metric of the current raw scores on the small training sample."""
@@ -489,15 +491,15 @@ def _should_stop(scores, n_iter_no_change, tol):
     return not any(score > reference for score in scores[-n_iter_no_change:])
 
 
-def small_trainset_queries(offsets, max_rows, seed):
-    """Whole queries drawn at random until about ``max_rows`` rows (sorted
-    query indices)."""
-    n_queries = offsets.shape[0] - 1
+def small_trainset_groups(offsets, max_rows, seed):
+    """Whole groups drawn at random until about ``max_rows`` rows (sorted
+    group indices)."""
+    n_groups = offsets.shape[0] - 1
     sizes = np.diff(offsets)
     if sizes.sum() <= max_rows:
-        queries = np.arange(n_queries)
+        groups = np.arange(n_groups)
     else:
-        permuted = np.random.default_rng([seed, 3]).permutation(n_queries)
+        permuted = np.random.default_rng([seed, 3]).permutation(n_groups)
         n_keep = max(1, int(np.searchsorted(np.cumsum(sizes[permuted]), max_rows)))
-        queries = np.sort(permuted[:n_keep])
-    return queries
+        groups = np.sort(permuted[:n_keep])
+    return groups

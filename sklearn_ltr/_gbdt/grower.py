@@ -311,7 +311,7 @@ class TreeGrower:
         hessians : ndarray of shape (n_samples,), dtype float32
             Hessians of all rows.
         sample_indices : ndarray of shape (n_used,) of int, default=None
-            Rows used to grow this tree (e.g. the rows of sampled queries),
+            Rows used to grow this tree (e.g. the rows of sampled groups),
             preferably ascending for cache locality. None means all rows.
         feature_mask : ndarray of shape (n_features,) of bool, default=None
             Features allowed for this tree (column sampling). None allows all.

@@ -216,7 +216,7 @@ class NodeRows:
             if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
                 raise ValueError("sample_indices must be a 1-d integer array.")
             n_used = sample_indices.shape[0]
-            # An empty sample is valid: a worker may own none of the queries
+            # An empty sample is valid: a worker may own none of the groups
             # sampled for a tree; it then contributes empty histograms.
             if n_used and (sample_indices.min() < 0 or sample_indices.max() >= n_samples):
                 raise ValueError("sample_indices has rows out of range [0, n_samples).")

@@ -29,7 +29,7 @@ import numpy as np
 from .._rankers.categorical_input import encode_pandas_categories
 from .._rankers.input_checks import check_labels, check_numeric_columns
 from .._objectives.unbiased_lambdarank import check_positions
-from .._gbdt.booster import TrainingData, objective_generator, small_trainset_queries
+from .._gbdt.booster import TrainingData, objective_generator, small_trainset_groups
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
@@ -458,7 +458,7 @@ class DistributedTrainingData:
     def choose_small_trainset(self, max_rows, random_seed):
         # The queries a single process would score; each shard scores those
         # it holds, and their scores are averaged weighted by query counts.
-        queries = small_trainset_queries(self.offsets, max_rows, random_seed)
+        queries = small_trainset_groups(self.offsets, max_rows, random_seed)
         rows, _ = rows_of_queries(self.offsets, queries)
         self._small_queries = np.asarray(gather([
             shard.choose_small_trainset(local)
