@@ -17,9 +17,9 @@ from sklearn_ltr._gbdt.categorical import (
     left_categories,
 )
 from sklearn_ltr._gbdt.common import bins_of
-from sklearn_ltr._gbdt.grower import grow_tree
-from sklearn_ltr._gbdt.predictor import predict_binned
 from sklearn_ltr.metrics import ndcg_score
+
+from _engine_helpers import grow_tree, predict_binned
 
 MISSING = 255
 
@@ -179,7 +179,7 @@ def test_grower_finds_the_set_of_categories_that_matters():
     X_binned = mapper.transform(X)
     g = np.where(good, -1.0, 1.0).astype(np.float32) + rng.normal(0, 0.1, n).astype(np.float32)
     h = np.ones(n, dtype=np.float32)
-    tree = grow_tree(X_binned, g, h, mapper.n_bins_non_missing_, mapper.has_missing_values_,
+    tree = grow_tree(X_binned, g, h, mapper.n_bins_non_missing_,
                      mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
                      is_categorical=mapper.is_categorical_, max_leaf_nodes=2)
     root = tree.nodes[0]

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from sklearn_ltr._gbdt.binning import BinMapper
-from sklearn_ltr._gbdt.grower import grow_tree
+
+from _engine_helpers import grow_tree
 
 lightgbm = pytest.importorskip("lightgbm")
 
@@ -40,7 +41,7 @@ def test_one_tree_matches_lightgbm(seed, num_leaves, min_child_samples, min_hess
     Xb = mapper.transform(X)
     g = (0.0 - y).astype(np.float32)
     h = np.ones_like(g)
-    tree = grow_tree(Xb, g, h, mapper.n_bins_non_missing_, mapper.has_missing_values_,
+    tree = grow_tree(Xb, g, h, mapper.n_bins_non_missing_,
                      mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
                      max_leaf_nodes=num_leaves, min_samples_leaf=min_child_samples,
                      min_hessian_to_split=min_hess, l2_regularization=reg_lambda,

@@ -23,10 +23,11 @@ from sklearn.ensemble._hist_gradient_boosting.grower import TreeGrower as HGBTre
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
 from sklearn_ltr._gbdt.constraints import check_interaction_cst
-from sklearn_ltr._gbdt.grower import grow_tree
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
 from sklearn_ltr._gbdt.predictor import _predict_binned
 from sklearn_ltr._gbdt.splitting import find_best_splits
+
+from _engine_helpers import grow_tree
 
 # The engine's kernels index work space by numba's thread id, which needs
 # numba's thread pool started (the estimators start it in fit).
@@ -196,7 +197,7 @@ def test_grower_grows_histgradientboostings_tree(seed, missing, monotonic_cst, i
     has_missing = (X == MISSING).any(axis=0)
     groups = check_interaction_cst(interaction_cst, X.shape[1])
     params = dict(max_leaf_nodes=16, min_samples_leaf=5, l2_regularization=0.5 * (seed % 2))
-    ours = grow_tree(X, g, h, n_bins_nm, has_missing, MISSING, monotonic_cst=monotonic_cst,
+    ours = grow_tree(X, g, h, n_bins_nm, MISSING, monotonic_cst=monotonic_cst,
                      interaction_cst=groups, **params)
     reference = HGBTreeGrower(
         X, g, h, n_bins=MISSING + 1, n_bins_non_missing=n_bins_nm, has_missing_values=has_missing,
@@ -208,7 +209,7 @@ def test_grower_grows_histgradientboostings_tree(seed, missing, monotonic_cst, i
     # HistGradientBoosting adds 1e-15 to the leaf denominators; nothing else differs.
     np.testing.assert_allclose(_predict_ours(ours, X), expected, rtol=0, atol=1e-12)
     # The constraints bind: the unconstrained tree is another tree.
-    free = grow_tree(X, g, h, n_bins_nm, has_missing, MISSING, **params)
+    free = grow_tree(X, g, h, n_bins_nm, MISSING, **params)
     assert not np.allclose(_predict_ours(free, X), expected, rtol=0, atol=1e-6)
 
 
@@ -241,7 +242,7 @@ def _leaf_values(tree):
 ])
 def test_a_split_against_the_constraint_is_refused(cst, leaves):
     X, g, h = _one_feature_problem()
-    tree = grow_tree(X, g, h, np.array([3], np.uint32), np.zeros(1, bool), MISSING,
+    tree = grow_tree(X, g, h, np.array([3], np.uint32), MISSING,
                      min_samples_leaf=1, min_hessian_to_split=0.0, monotonic_cst=[cst])
     assert _leaf_values(tree) == leaves
 
@@ -259,7 +260,7 @@ def test_a_child_value_is_clipped_at_the_mid_point_and_the_gain_uses_it():
         [[0, 0], [0, 0], [0, 1], [0, 1], [1, 0], [1, 0], [1, 1], [1, 1]], dtype=np.uint8))
     g = np.array([0, 0, 0, 0, -1, -1, -5, -5], dtype=np.float32)
     h = np.ones(8, dtype=np.float32)
-    tree = grow_tree(X, g, h, np.array([2, 2], np.uint32), np.zeros(2, bool), MISSING,
+    tree = grow_tree(X, g, h, np.array([2, 2], np.uint32), MISSING,
                      min_samples_leaf=1, min_hessian_to_split=0.0, monotonic_cst=[1, 0],
                      shrinkage=0.1)
     nodes = tree.nodes
@@ -268,7 +269,7 @@ def test_a_child_value_is_clipped_at_the_mid_point_and_the_gain_uses_it():
     assert splits["gain"].tolist() == [18.0, 17.0]
     # Leaf values are clipped first, then shrunk.
     assert _leaf_values(tree) == pytest.approx([0.0, 0.15, 0.5], rel=1e-12)
-    free = grow_tree(X, g, h, np.array([2, 2], np.uint32), np.zeros(2, bool), MISSING,
+    free = grow_tree(X, g, h, np.array([2, 2], np.uint32), MISSING,
                      min_samples_leaf=1, min_hessian_to_split=0.0, shrinkage=0.1)
     assert _leaf_values(free) == pytest.approx([0.0, 0.1, 0.5], rel=1e-12)
 
@@ -500,7 +501,7 @@ def test_a_damaged_dict_parameter_is_refused(value):
 
 def test_the_grower_checks_its_constraints():
     X, g, h = _one_feature_problem()
-    args = (X, g, h, np.array([3], np.uint32), np.zeros(1, bool), MISSING)
+    args = (X, g, h, np.array([3], np.uint32), MISSING)
     with pytest.raises(ValueError, match="monotonic_cst must hold -1, 0 or 1 for each of the 1"):
         grow_tree(*args, monotonic_cst=[1, 0])
     with pytest.raises(ValueError, match="monotonic_cst must hold"):

@@ -4,10 +4,13 @@ import numba
 import numpy as np
 import pytest
 
+from sklearn_ltr._gbdt import node_rows
 from sklearn_ltr._gbdt.binning import BinMapper
-from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions, grow_tree
+from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _find_best_split
+from sklearn_ltr._gbdt.node_rows import NodeRows
+
+from _engine_helpers import find_best_split, grow_tree
 
 
 def _problem(n=3000, n_features=6, seed=0, nan_rate=0.05):
@@ -24,9 +27,8 @@ def _problem(n=3000, n_features=6, seed=0, nan_rate=0.05):
 
 
 def _grow(Xb, g, h, mapper, **kw):
-    return grow_tree(Xb, g, h, mapper.n_bins_non_missing_, mapper.has_missing_values_,
-                     mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
-                     **kw)
+    return grow_tree(Xb, g, h, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                     bin_thresholds=mapper.bin_thresholds_, **kw)
 
 
 def _route(nodes, Xb, missing_bin):
@@ -147,8 +149,8 @@ def test_root_split_is_the_best_split_and_gains_positive():
     rows = np.arange(len(g), dtype=np.int32)
     mask = np.ones(Xb.shape[1], np.uint8)
     _build_histogram(Xb, rows, g, h, mask, hist)
-    res = _find_best_split(hist, float(g.astype(np.float64).sum()), float(h.astype(np.float64).sum()),
-                           len(g), mapper.n_bins_non_missing_, 63, mask, 20, 1e-3, 0.0, 0.0)
+    res = find_best_split(hist, float(g.astype(np.float64).sum()), float(h.astype(np.float64).sum()),
+                          len(g), mapper.n_bins_non_missing_, 63, mask, 20, 1e-3, 0.0, 0.0)
     root = tree.nodes[0]
     assert (root["feature_idx"], root["bin_threshold"]) == (res[1], res[2])
     assert root["gain"] == pytest.approx(res[0])
@@ -170,10 +172,10 @@ def test_best_first_order_splits_largest_gain_first():
         rows = np.array(sorted(members[child]), dtype=np.int32)
         hist = allocate_histograms(1, Xb.shape[1], 64)[0]
         _build_histogram(Xb, rows, g[rows], h[rows], np.ones(Xb.shape[1], np.uint8), hist)
-        res = _find_best_split(hist, float(g[rows].astype(np.float64).sum()),
-                               float(h[rows].astype(np.float64).sum()), len(rows),
-                               mapper.n_bins_non_missing_, 63, np.ones(Xb.shape[1], np.uint8),
-                               20, 1e-3, 0.0, 0.0)
+        res = find_best_split(hist, float(g[rows].astype(np.float64).sum()),
+                              float(h[rows].astype(np.float64).sum()), len(rows),
+                              mapper.n_bins_non_missing_, 63, np.ones(Xb.shape[1], np.uint8),
+                              20, 1e-3, 0.0, 0.0)
         gains.append(res[0])
     split_child = [k for k in (1, 2) if not full.nodes[k]["is_leaf"]]
     assert len(split_child) == 1
@@ -191,8 +193,9 @@ def test_feature_mask_is_respected():
 
 def test_grower_reuse_across_trees_and_unlimited_leaves():
     _, Xb, g, h, mapper = _problem(seed=6, n=1500)
-    grower = TreeGrower(Xb, mapper.n_bins_non_missing_, mapper.has_missing_values_,
-                        mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
+    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_)
+    grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                        bin_thresholds=mapper.bin_thresholds_,
                         max_leaf_nodes=None, min_samples_leaf=30)
     first = grower.grow(g, h)
     assert first.nodes["is_leaf"].sum() > 32  # the histogram pool had to grow
@@ -227,7 +230,7 @@ def test_unsplittable_root_is_a_leaf():
 
 def test_invalid_parameters():
     _, Xb, g, h, mapper = _problem(n=100)
-    args = (Xb, mapper.n_bins_non_missing_, mapper.has_missing_values_, 63)
+    args = (NodeRows(Xb, 63), mapper.n_bins_non_missing_, 63)
     for kw, word in [(dict(max_leaf_nodes=1), "max_leaf_nodes"), (dict(max_depth=-1), "max_depth"),
                      (dict(min_samples_leaf=0), "min_samples_leaf"),
                      (dict(l2_regularization=-1), "l2_regularization"),
@@ -245,20 +248,35 @@ def test_invalid_parameters():
 
 
 @pytest.mark.parametrize("with_sample_indices", [False, True])
-def test_constant_hessian_path(with_sample_indices):
-    # Constant hessians take the (gradient, count) histogram kernels.
+def test_constant_hessian_path(with_sample_indices, monkeypatch):
+    # A declared constant hessian takes the (gradient, count) histogram
+    # kernels. Their hessian sums, count * h, equal the general kernels' sums
+    # of h exactly, so the tree is the same bit for bit.
     _, Xb, g, _, mapper = _problem(seed=8)
     h = np.full(len(g), 0.5, np.float32)
     rows = np.arange(0, len(g), 3) if with_sample_indices else np.arange(len(g))
-    tree = _grow(Xb, g, h, mapper, sample_indices=rows if with_sample_indices else None,
-                 max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    sample = rows if with_sample_indices else None
+    params = dict(max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    calls = []
+
+    def spy_on(name):
+        kernel = getattr(node_rows, name)
+
+        def spy(*args):
+            calls.append(name)
+            return kernel(*args)
+        monkeypatch.setattr(node_rows, name, spy)
+
+    constant = {"_build_histogram_const", "_build_histogram_root_const"}
+    for name in constant | {"_build_histogram", "_build_histogram_root"}:
+        spy_on(name)
+    tree = _grow(Xb, g, h, mapper, sample_indices=sample, constant_hessian=0.5, **params)
+    assert calls and set(calls) <= constant
     assert tree.nodes["is_leaf"].sum() == 20
     _check_tree(tree, Xb, g, h, mapper, rows, l2=1.0)
-    # Same tree as the general kernels give when one hessian differs by a hair
-    # (the split choice is robust to it).
-    h2 = h.copy()
-    h2[0] = np.nextafter(np.float32(0.5), np.float32(1))
-    other = _grow(Xb, g, h2, mapper, sample_indices=rows if with_sample_indices else None,
-                  max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
-    for name in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
-        np.testing.assert_array_equal(tree.nodes[name], other.nodes[name])
+    calls.clear()
+    general = _grow(Xb, g, h, mapper, sample_indices=sample, **params)
+    # Undeclared, nothing scans the hessians for constancy.
+    assert calls and not set(calls) & constant
+    _assert_nodes_equal(tree.nodes, general.nodes)
+    np.testing.assert_array_equal(tree.partitioned_indices, general.partitioned_indices)

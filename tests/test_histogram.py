@@ -8,7 +8,6 @@ from sklearn_ltr._gbdt.histogram import (
     _build_histogram_const,
     _build_histogram_root,
     _build_histogram_root_const,
-    _constant_value,
     _gather_gradients,
     allocate_histograms,
 )
@@ -122,13 +121,6 @@ def test_constant_hessian_kernels_equal_brute_force(n_features, hessian):
     np.testing.assert_allclose(hist, _brute_force(X, g, h, rows), rtol=1e-12)
     _build_histogram_root_const(X, g, hessian, mask, hist)
     np.testing.assert_allclose(hist, _brute_force(X, g, h, np.arange(len(g))), rtol=1e-12)
-
-
-def test_constant_value():
-    assert _constant_value(np.ones(5, np.float32)) == (True, 1.0)
-    assert _constant_value(np.array([1, 1, 2], np.float32))[0] is False
-    assert _constant_value(np.array([np.nan, np.nan], np.float32))[0] is False
-    assert _constant_value(np.zeros(0, np.float32))[0] is False
 
 
 @pytest.mark.parametrize("hessian", [None, 0.5])

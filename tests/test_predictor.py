@@ -9,18 +9,20 @@ from sklearn_ltr._gbdt import predictor
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.common import NODE_DTYPE
 from sklearn_ltr._gbdt.grower import TreeGrower, _update_raw_predictions
+from sklearn_ltr._gbdt.node_rows import NodeRows
 from sklearn_ltr._gbdt.predictor import (
     concatenate_trees,
-    predict_binned,
     predict_raw,
 )
+
+from _engine_helpers import predict_binned
 
 
 def _boost(X, y, n_trees=8, sample_rate=1.0, seed=0):
     """A tiny least-squares boosting loop; returns trees and training scores."""
     mapper = BinMapper(max_bins=31, random_state=0).fit(X)
     Xb = mapper.transform(X)
-    grower = TreeGrower(Xb, mapper.n_bins_non_missing_, mapper.has_missing_values_,
+    grower = TreeGrower(NodeRows(Xb, mapper.missing_values_bin_idx_), mapper.n_bins_non_missing_,
                         mapper.missing_values_bin_idx_, bin_thresholds=mapper.bin_thresholds_,
                         max_leaf_nodes=15, min_samples_leaf=10, shrinkage=0.3)
     rng = np.random.default_rng(seed)

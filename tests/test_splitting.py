@@ -5,7 +5,9 @@ import pytest
 
 from sklearn_ltr._gbdt.common import bitset_below, bitset_of, in_bitset
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _find_best_split, _partition, find_best_splits, left_bins
+from sklearn_ltr._gbdt.splitting import _partition, find_best_splits, left_bins
+
+from _engine_helpers import find_best_split
 
 MISSING = 8  # max_bins = 8, missing bin index 8
 
@@ -72,7 +74,7 @@ def test_best_split_equals_brute_force(seed, msl, min_hess, l2):
     hist = _hist(X, g, h, rows, mask)
     G = float(g[rows].astype(np.float64).sum())
     H = float(h[rows].astype(np.float64).sum())
-    res = _find_best_split(hist, G, H, len(rows), nb, MISSING, mask, msl, min_hess, 0.0, l2)
+    res = find_best_split(hist, G, H, len(rows), nb, MISSING, mask, msl, min_hess, 0.0, l2)
     expected = _brute_force(X, g, h, rows, nb, mask, msl, min_hess, l2)
     if expected is None:
         assert res[1] == -1
@@ -104,12 +106,12 @@ def test_learned_missing_direction():
     mask = np.ones(1, np.uint8)
     hist = _hist(X, g, h, rows, mask)
     nb = np.array([4], np.uint32)
-    res = _find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    res = find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
     assert (res[1], res[2], res[3]) == (0, 1, 0)
     # Flip the missing rows' gradients: now missing goes left.
     g[::10] = -1.0
     hist = _hist(X, g, h, rows, mask)
-    res = _find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    res = find_best_split(hist, float(g.sum()), float(n), n, nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
     assert (res[1], res[2], res[3]) == (0, 1, 1)
 
 
@@ -123,14 +125,14 @@ def test_no_missing_in_node_sends_nan_to_larger_child():
     rows = np.arange(n, dtype=np.int32)
     mask = np.ones(1, np.uint8)
     nb = np.array([2], np.uint32)
-    res = _find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
-                           MISSING, mask, 1, 0.0, 0.0, 0.0)
+    res = find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
+                          MISSING, mask, 1, 0.0, 0.0, 0.0)
     assert res[1] == 0 and res[3] == 1  # 70 rows left
     x[:] = 1 - x  # now 70 rows right
     X = np.asfortranarray(x[:, None])
     g = -g
-    res = _find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
-                           MISSING, mask, 1, 0.0, 0.0, 0.0)
+    res = find_best_split(_hist(X, g, h, rows, mask), float(g.sum()), float(n), n, nb,
+                          MISSING, mask, 1, 0.0, 0.0, 0.0)
     assert res[1] == 0 and res[3] == 0
 
 
@@ -140,15 +142,15 @@ def test_min_gain_to_split_and_constant_feature():
     mask = np.ones(X.shape[1], np.uint8)
     hist = _hist(X, g, h, rows, mask)
     G, H = float(g.sum(dtype=np.float64)), float(h.sum(dtype=np.float64))
-    best = _find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
+    best = find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, 0.0, 0.0)
     assert best[1] >= 0
-    none = _find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, best[0], 0.0)
+    none = find_best_split(hist, G, H, len(g), nb, MISSING, mask, 1, 0.0, best[0], 0.0)
     assert none[1] == -1
     # A single-bin feature without missing values cannot be split.
     one = np.array([1, 1, 1, 1], np.uint32)
     X1 = np.asfortranarray(np.zeros_like(X))
     hist = _hist(X1, g, h, rows, mask)
-    assert _find_best_split(hist, G, H, len(g), one, MISSING, mask, 1, 0.0, 0.0, 0.0)[1] == -1
+    assert find_best_split(hist, G, H, len(g), one, MISSING, mask, 1, 0.0, 0.0, 0.0)[1] == -1
 
 
 @pytest.mark.parametrize("mleft", [0, 1])
@@ -181,14 +183,14 @@ def test_split_search_with_sibling_subtracts_then_searches(masked_out):
     parent, hist_small, hist_large = (_hist(X, g, h, r, mask) for r in (rows, small, large))
     G = float(g[large].sum(dtype=np.float64))
     H = float(h[large].sum(dtype=np.float64))
-    derived = _find_best_split(parent.copy(), G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0,
-                               0.1, sibling=hist_small)
-    direct = _find_best_split(hist_large, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
+    derived = find_best_split(parent.copy(), G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0,
+                              0.1, sibling=hist_small)
+    direct = find_best_split(hist_large, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
     assert derived[1:4] == direct[1:4] and derived[6] == direct[6]
     np.testing.assert_allclose(derived[0], direct[0], rtol=1e-9)
     in_place = parent.copy()
-    _find_best_split(in_place, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1,
-                     sibling=hist_small)
+    find_best_split(in_place, G, H, len(large), nb, MISSING, mask, 5, 0.0, 0.0, 0.1,
+                    sibling=hist_small)
     # Only the bins that scans read are subtracted: value bins and missing bin.
     for f in range(X.shape[1]):
         read = np.r_[np.arange(nb[f]), MISSING]
@@ -199,7 +201,7 @@ def test_split_search_with_sibling_subtracts_then_searches(masked_out):
     both = find_best_splits(
         [(parent.copy(), hist_small, G, H, len(large)), (hist_small, None, Gs, Hs, len(small))],
         nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
-    alone = _find_best_split(hist_small, Gs, Hs, len(small), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
+    alone = find_best_split(hist_small, Gs, Hs, len(small), nb, MISSING, mask, 5, 0.0, 0.0, 0.1)
     assert both == [derived, alone]
 
 

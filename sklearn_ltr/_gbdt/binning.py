@@ -540,20 +540,3 @@ class BinMapper:
             codes = category_codes(_column(X, f)[row_order], self.bin_thresholds_[f])
             out[:, f] = np.where(codes < 0, missing_bin, codes)
         return out
-
-    def fit_transform(self, X, row_order=None):
-        """Fit on X and return the binned X.
-
-        Parameters
-        ----------
-        X : ndarray or scipy sparse matrix of shape (n_samples, n_features)
-            Raw values.
-        row_order : ndarray of shape (n_rows,), dtype int64, default=None
-            See :meth:`transform`.
-
-        Returns
-        -------
-        X_binned : ndarray of shape (n_rows, n_features), dtype uint8
-            Fortran-ordered binned matrix.
-        """
-        return self.fit(X).transform(X, row_order=row_order)

@@ -2,21 +2,24 @@
 
 It also keeps the fitted trees, predicts from them (all at once or staged),
 runs early stopping on a validation set, and prints progress. It works on a
-:class:`TrainingData`: binned rows already grouped by query, their objective
-and their raw scores, in this process (or, through an object with the same
-methods, on Dask workers). Input validation, the validation split and
-binning are the estimator's job.
+:class:`TrainingData`: binned rows in groups of contiguous rows, their
+objective (an :class:`~.objective.Objective`, which also gives the group
+offsets) and their raw scores, in this process (or, through an object with
+the same methods, on Dask workers). Row subsampling and the training metric
+take whole groups. Input validation, the validation split and binning are
+the estimator's job, and so is the meaning of a group.
 """
 
 import time
 
 import numpy as np
 
-from .._utils.queries import rows_of_queries
+from .._utils.groups import rows_of_groups
 from .common import G_H_DTYPE, Y_DTYPE
 from .ensemble import TreeEnsemble
 from .grower import TreeGrower, _update_raw_predictions
 from .node_rows import NodeRows
+from .objective import Objective
 from .predictor import _predict_binned, concatenate_trees, predict_raw
 from .progress import ProgressLine
 
@@ -159,7 +162,7 @@ class Booster:
         max_features : float
             Share of features each tree may use.
         subsample : float
-            Share of queries each tree is grown on.
+            Share of the row groups each tree is grown on.
         random_seed : int
             Seeds the generators of each iteration, so a warm start continues
             with exactly the draws a single fit would have made.
@@ -178,11 +181,11 @@ class Booster:
             reports every iteration (one updating line on a terminal), N > 1
             every N-th iteration and the last, each on a line of its own.
         small_trainset_rows : int
-            About how many training rows (whole queries) to score each
+            About how many training rows (whole groups) to score each
             iteration for ``train_scores``.
         """
         offsets = training.offsets
-        n_queries = offsets.shape[0] - 1
+        n_groups = offsets.shape[0] - 1
         training.start_scores(self.baseline, self.trees)
 
         first_iteration = self.n_trees
@@ -210,11 +213,10 @@ class Booster:
 
         n_features = self.n_features
         n_allowed = max(1, int(np.ceil(max_features * n_features)))
-        n_sampled_queries = max(1, int(np.ceil(subsample * n_queries)))
+        n_sampled_groups = max(1, int(np.ceil(subsample * n_groups)))
         grower = TreeGrower(
             training.node_rows,
             bin_mapper.n_bins_non_missing_,
-            bin_mapper.has_missing_values_,
             self.missing_values_bin_idx,
             bin_thresholds=bin_mapper.bin_thresholds_,
             shrinkage=learning_rate,
@@ -236,9 +238,9 @@ class Booster:
                 feature_mask[:] = 0
                 feature_mask[rng.choice(n_features, n_allowed, replace=False)] = 1
             sample_indices = None
-            if n_sampled_queries < n_queries:
-                queries = np.sort(rng.choice(n_queries, n_sampled_queries, replace=False))
-                sample_indices, _ = rows_of_queries(offsets, queries)
+            if n_sampled_groups < n_groups:
+                groups = np.sort(rng.choice(n_groups, n_sampled_groups, replace=False))
+                sample_indices, _ = rows_of_groups(offsets, groups)
 
             tic = time.perf_counter()
             tree = grower.grow(
@@ -331,11 +333,12 @@ class TrainingData:
     Parameters
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype uint8
-        Training rows, binned, grouped by query.
-    objective : BaseObjective
-        Gives gradients and hessians of the training rows. If it has a
-        ``set_iteration(m)`` method, it is called with the index of each
-        tree before its gradients are computed.
+        Training rows, binned, in the objective's groups.
+    objective : Objective
+        Gives the labels, the group offsets, and the gradients and hessians
+        of the training rows (see :class:`~.objective.Objective` for the
+        calls it gets each iteration). Its ``constant_hessian`` goes to the
+        row store.
     missing_values_bin_idx : int
         Bin index of missing values.
     n_bins_non_missing : array-like of shape (n_features,), default=None
@@ -347,8 +350,8 @@ class TrainingData:
     ----------
     node_rows : NodeRows
         The rows, grouped by node of the tree being grown.
-    offsets : ndarray of shape (n_queries + 1,)
-        Query offsets of the rows.
+    offsets : ndarray of shape (n_groups + 1,)
+        Group offsets of the rows (the objective's).
     gradients, hessians : ndarray of shape (n_samples,), dtype float32
         Of the current iteration.
     raw_scores : ndarray of shape (n_samples,), dtype float64
@@ -356,7 +359,13 @@ class TrainingData:
     """
 
     def __init__(self, X_binned, objective, missing_values_bin_idx, n_bins_non_missing=None):
-        self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
+        if not isinstance(objective, Objective):
+            raise TypeError(
+                f"objective must implement the Objective protocol, got "
+                f"{type(objective).__name__}."
+            )
+        self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing,
+                                  constant_hessian=objective.constant_hessian)
         self.objective = objective
         self.offsets = objective.offsets
         n_samples = self.node_rows.n_samples
@@ -379,12 +388,12 @@ class TrainingData:
 
         The objective's random draws (XE-NDCG's gamma) come from a generator
         of their own, seeded by ``(random_seed, iteration)``, so that they do
-        not shift the draws of column and query sampling. ``rng`` replaces
+        not shift the draws of column and group sampling. ``rng`` replaces
         that generator (a Dask worker passes one that keeps its own rows'
         share of the draws of the whole training set).
 
-        Then the objective updates its own estimates (Unbiased LambdaMART's
-        position biases) from its :meth:`~BaseObjective.iteration_statistics`,
+        Then the objective updates its own estimates from its
+        :meth:`~.objective.Objective.iteration_statistics`,
         unless ``shared``: a Dask worker returns them instead, for the client
         to add up over all workers and pass to :meth:`end_iteration`.
 
@@ -394,12 +403,9 @@ class TrainingData:
             With ``shared``, the objective's statistics of these rows.
         """
         objective = self.objective
-        set_iteration = getattr(objective, "set_iteration", None)
-        # Iteration-dependent objectives (the lambda schedules of Svore et al.,
-        # WWW 2011) are told the index of the tree being grown; counting the
-        # trees kept from a warm start makes the schedule continue, not restart.
-        if set_iteration is not None:
-            set_iteration(iteration)
+        # Counting the trees kept from a warm start makes an iteration-
+        # dependent objective continue its schedule, not restart it.
+        objective.set_iteration(iteration)
         if rng is None:
             rng = objective_generator(random_seed, iteration)
         objective.prepare_iteration(rng)
@@ -428,15 +434,15 @@ class TrainingData:
                                     tree.leaf_starts, tree.leaf_stops, tree.leaf_values)
 
     def choose_small_trainset(self, max_rows, random_seed):
-        """Choose the whole queries that :meth:`small_trainset_score` scores;
+        """Choose the whole groups that :meth:`small_trainset_score` scores;
         return how many."""
-        return self.use_small_trainset(small_trainset_queries(self.offsets, max_rows, random_seed))
+        return self.use_small_trainset(small_trainset_groups(self.offsets, max_rows, random_seed))
 
-    def use_small_trainset(self, queries):
-        """Score these queries (sorted indices) in :meth:`small_trainset_score`;
+    def use_small_trainset(self, groups):
+        """Score these groups (sorted indices) in :meth:`small_trainset_score`;
         return how many."""
-        self._small_rows, self._small_offsets = rows_of_queries(self.offsets, queries)
-        return queries.shape[0]
+        self._small_rows, self._small_offsets = rows_of_groups(self.offsets, groups)
+        return groups.shape[0]
 
     def small_trainset_score(self, metric):
         """The metric of the current raw scores on the small training sample."""
@@ -485,15 +491,15 @@ def _should_stop(scores, n_iter_no_change, tol):
     return not any(score > reference for score in scores[-n_iter_no_change:])
 
 
-def small_trainset_queries(offsets, max_rows, seed):
-    """Whole queries drawn at random until about ``max_rows`` rows (sorted
-    query indices)."""
-    n_queries = offsets.shape[0] - 1
+def small_trainset_groups(offsets, max_rows, seed):
+    """Whole groups drawn at random until about ``max_rows`` rows (sorted
+    group indices)."""
+    n_groups = offsets.shape[0] - 1
     sizes = np.diff(offsets)
     if sizes.sum() <= max_rows:
-        queries = np.arange(n_queries)
+        groups = np.arange(n_groups)
     else:
-        permuted = np.random.default_rng([seed, 3]).permutation(n_queries)
+        permuted = np.random.default_rng([seed, 3]).permutation(n_groups)
         n_keep = max(1, int(np.searchsorted(np.cumsum(sizes[permuted]), max_rows)))
-        queries = np.sort(permuted[:n_keep])
-    return queries
+        groups = np.sort(permuted[:n_keep])
+    return groups

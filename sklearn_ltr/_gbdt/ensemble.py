@@ -13,9 +13,9 @@ goes to ``left`` iff ``x <= num_threshold`` (float64 comparison), and to
 ordinary values. At a categorical split (``is_categorical``), a row goes
 left iff its category is one of the split's left categories:
 ``categories[f][b]`` for every bit ``b`` set in ``left_categories``
-(:meth:`TreeEnsemble.left_category_values`). Every other value (NaN,
-negative, fractional, or a category not among ``categories[f]``) goes to
-``missing_go_to_left``'s side. The score is ``baseline + sum of the leaf values``, the
+(``categories[f][bins_of(left_categories)]``, :func:`~.common.bins_of`).
+Every other value (NaN, negative, fractional, or a category not among
+``categories[f]``) goes to ``missing_go_to_left``'s side. The score is ``baseline + sum of the leaf values``, the
 trees' values added in tree order.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from .binning import category_codes
-from .common import NODE_DTYPE, X_DTYPE, bins_of
+from .common import NODE_DTYPE, X_DTYPE
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 
 __all__ = ["TreeEnsemble", "subtree_means"]
@@ -170,12 +170,6 @@ class TreeEnsemble:
         if self.categories is None:
             return np.zeros(self.n_features, dtype=bool)
         return np.array([c is not None for c in self.categories])
-
-    def left_category_values(self, node):
-        """The categories (float64 codes) that go left at categorical split
-        ``node`` (an index into :attr:`nodes`)."""
-        row = self.nodes[node]
-        return self.categories[row["feature_idx"]][bins_of(row["left_categories"])]
 
     def encode(self, X):
         """``X`` as the prediction kernels read it: each categorical

@@ -5,8 +5,9 @@ best split has the largest gain is split next, until ``max_leaf_nodes``
 leaves exist or no leaf has a valid split. The orchestration is plain
 Python; the per-node work (partition, gather, histogram, split search) runs
 in njitted kernels. The grower works from histograms only; the rows of each
-node are kept by a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` object
-(in this process, or on several workers for data-parallel training).
+node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
+a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one
+whose rows live on several workers for data-parallel training).
 
 Buffers (the histogram pool here, the partitioned row indices and gathered
 gradients in NodeRows) are allocated once when the grower is created, so a
@@ -30,7 +31,7 @@ from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import allocate_histograms
-from .node_rows import NodeRows
+from .node_rows import RowStore
 from .splitting import find_best_splits, left_bins, split_scratch
 
 
@@ -101,17 +102,13 @@ class TreeGrower:
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, or NodeRows-like
-        Binned training data, Fortran-ordered (as returned by
-        :meth:`BinMapper.transform`; a C-ordered array is copied), or an
-        object that keeps the rows itself with the methods of
-        :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` (a data-parallel fit
-        passes one whose rows live on several workers).
+    rows : RowStore
+        The training rows: a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows`
+        made from the binned data (``NodeRows(X_binned,
+        missing_values_bin_idx, n_bins_non_missing)``), or a data-parallel
+        fit's store whose rows live on several workers.
     n_bins_non_missing : ndarray of shape (n_features,)
         Number of value bins of each feature.
-    has_missing_values : ndarray of shape (n_features,), dtype bool
-        Whether each feature had missing values in training. Informative
-        only: missing values are detected per node from the histograms.
     missing_values_bin_idx : int
         Bin of missing values (``max_bins``).
     bin_thresholds : list of ndarray, default=None
@@ -145,31 +142,30 @@ class TreeGrower:
 
     Attributes
     ----------
-    rows : NodeRows
+    rows : RowStore
         The training rows, grouped by node of the tree being grown.
-    time_find_split, time_total : float
-        Seconds spent, summed over all :meth:`grow` calls, in finding splits
-        and in :meth:`grow` overall (``rows`` times histograms and
-        partitions).
+    time_find_split : float
+        Seconds spent finding splits, summed over all :meth:`grow` calls
+        (``rows`` times histograms and partitions).
 
     Notes
     -----
-    If every used row has the same hessian (least squares), the histograms
-    accumulate only gradients and counts, which is faster; this is detected
-    per tree, the caller does nothing.
+    If every hessian is the same (the objective's ``constant_hessian``,
+    given to :class:`~sklearn_ltr._gbdt.node_rows.NodeRows`), the histograms
+    accumulate only gradients and counts, which is faster.
     """
 
-    def __init__(self, X_binned, n_bins_non_missing, has_missing_values,
-                 missing_values_bin_idx, bin_thresholds=None, max_leaf_nodes=31,
-                 max_depth=None, min_samples_leaf=20, min_hessian_to_split=1e-3,
-                 l2_regularization=0.0, min_gain_to_split=0.0, shrinkage=1.0,
-                 is_categorical=None, monotonic_cst=None, interaction_cst=None):
+    def __init__(self, rows, n_bins_non_missing, missing_values_bin_idx, bin_thresholds=None,
+                 max_leaf_nodes=31, max_depth=None, min_samples_leaf=20,
+                 min_hessian_to_split=1e-3, l2_regularization=0.0, min_gain_to_split=0.0,
+                 shrinkage=1.0, is_categorical=None, monotonic_cst=None, interaction_cst=None):
+        if not isinstance(rows, RowStore):
+            raise TypeError(
+                f"rows must implement the RowStore protocol (wrap binned data in "
+                f"NodeRows), got {type(rows).__name__}."
+            )
         if not 1 <= missing_values_bin_idx <= 255:
             raise ValueError("missing_values_bin_idx must be in [1, 255].")
-        if hasattr(X_binned, "split") and hasattr(X_binned, "root_histogram"):
-            rows = X_binned
-        else:
-            rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing)
         n_features = rows.n_features
         n_bins_non_missing = np.asarray(n_bins_non_missing, dtype=np.uint32)
         if n_bins_non_missing.shape != (n_features,):
@@ -200,7 +196,6 @@ class TreeGrower:
         self.is_categorical = is_categorical.astype(np.uint8)
         self.rows = rows
         self.n_bins_non_missing = n_bins_non_missing
-        self.has_missing_values = np.asarray(has_missing_values, dtype=bool)
         self.missing_values_bin_idx = int(missing_values_bin_idx)
         self.bin_thresholds = bin_thresholds
         self.max_leaf_nodes = max_leaf_nodes
@@ -217,7 +212,6 @@ class TreeGrower:
         self._split_scratch = split_scratch(n_features, n_bins)
         self._set_constraints(monotonic_cst, interaction_cst, n_features)
         self.time_find_split = 0.0
-        self.time_total = 0.0
 
     def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
         self.monotonic_cst = None
@@ -251,11 +245,13 @@ class TreeGrower:
 
     @property
     def time_histograms(self):
-        return getattr(self.rows, "time_histograms", 0.0)
+        """Seconds the row store spent building histograms."""
+        return self.rows.time_histograms
 
     @property
     def time_partition(self):
-        return getattr(self.rows, "time_partition", 0.0)
+        """Seconds the row store spent partitioning rows."""
+        return self.rows.time_partition
 
     # -- histogram slot pool ------------------------------------------------
     def _take_slot(self):
@@ -315,7 +311,7 @@ class TreeGrower:
         hessians : ndarray of shape (n_samples,), dtype float32
             Hessians of all rows.
         sample_indices : ndarray of shape (n_used,) of int, default=None
-            Rows used to grow this tree (e.g. the rows of sampled queries),
+            Rows used to grow this tree (e.g. the rows of sampled groups),
             preferably ascending for cache locality. None means all rows.
         feature_mask : ndarray of shape (n_features,) of bool, default=None
             Features allowed for this tree (column sampling). None allows all.
@@ -333,7 +329,6 @@ class TreeGrower:
             return self._grow(gradients, hessians, sample_indices, feature_mask)
 
     def _grow(self, gradients, hessians, sample_indices, feature_mask):
-        tic_total = perf_counter()
         rows = self.rows
         self._mask = _as_mask(feature_mask, rows.n_features)
         n_used, sum_g, sum_h = rows.start(gradients, hessians, sample_indices, self._mask)
@@ -414,9 +409,7 @@ class TreeGrower:
             else:
                 rows.split(*split)
                 self._free_slots.append(parent_slot)
-        tree = self._finalize(nodes)
-        self.time_total += perf_counter() - tic_total
-        return tree
+        return self._finalize(nodes)
 
     def _finalize(self, nodes):
         """Turn the list of node dicts into the flat NODE_DTYPE array."""
@@ -472,34 +465,3 @@ class TreeGrower:
             leaf_values=leaf_values,
             leaf_nodes=np.asarray(leaf_ids, dtype=np.int32),
         )
-
-
-def grow_tree(X_binned, gradients, hessians, n_bins_non_missing, has_missing_values,
-              missing_values_bin_idx, sample_indices=None, feature_mask=None,
-              bin_thresholds=None, **params):
-    """Grow one tree with a fresh :class:`TreeGrower` (convenience for tests).
-
-    Parameters
-    ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
-        Binned data.
-    gradients, hessians : ndarray of shape (n_samples,), dtype float32
-        Gradients and hessians.
-    n_bins_non_missing, has_missing_values, missing_values_bin_idx
-        As in :class:`TreeGrower`.
-    sample_indices, feature_mask
-        As in :meth:`TreeGrower.grow`.
-    bin_thresholds : list of ndarray, default=None
-        As in :class:`TreeGrower`.
-    **params : dict
-        Other :class:`TreeGrower` parameters (``max_leaf_nodes``, ...).
-
-    Returns
-    -------
-    tree : GrownTree
-        See :meth:`TreeGrower.grow`.
-    """
-    grower = TreeGrower(X_binned, n_bins_non_missing, has_missing_values,
-                        missing_values_bin_idx, bin_thresholds=bin_thresholds, **params)
-    return grower.grow(gradients, hessians, sample_indices=sample_indices,
-                       feature_mask=feature_mask)

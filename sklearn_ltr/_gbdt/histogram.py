@@ -19,8 +19,9 @@ kernels therefore scan the rows once per *group of features* (4 in the
 general case, 8 with constant hessians), loading a row's gradient once and
 adding it to the group's histograms.
 
-With constant hessians (e.g. least squares) only ``(g, 1)`` is accumulated
-and the hessian sums are ``count * hessian``, as LightGBM does.
+With constant hessians (e.g. least squares; the objective declares them,
+see :class:`~.objective.Objective`) only ``(g, 1)`` is accumulated and the
+hessian sums are ``count * hessian``, as LightGBM does.
 
 The kernels run ``prange`` over feature groups, and each feature's sums are
 accumulated serially in row order, so results are bit-identical for any
@@ -529,20 +530,3 @@ def _gather_gradients_only(sample_indices, gradients, ordered_gradients):
     for i in range(sample_indices.shape[0]):
         ordered_gradients[i] = gradients[sample_indices[i]]
 
-
-@njit(cache=True)
-def _constant_value(values):
-    """Return ``(True, v)`` if every entry equals ``v``, else ``(False, 0.0)``.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,), dtype float32
-        Values to check (stops at the first differing entry).
-    """
-    if values.shape[0] == 0:
-        return False, 0.0
-    v = values[0]
-    for i in range(1, values.shape[0]):
-        if values[i] != v:
-            return False, 0.0
-    return True, float(v)

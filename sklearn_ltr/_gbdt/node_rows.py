@@ -3,24 +3,15 @@
 :class:`TreeGrower` decides the shape of a tree from histograms alone: which
 leaf to split next, on which feature and bin, and with what leaf values. The
 rows themselves (which rows sit in which node, and the histograms built from
-them) are kept by a *node-rows* object. :class:`NodeRows` keeps them in this
-process. A data-parallel fit gives the grower an object with the same methods
-whose rows live on several workers and whose histograms are the sums of the
-workers' histograms (``sklearn_ltr.dask._shard``); the grower cannot tell
-the difference.
-
-The methods, in the order the grower calls them for one tree:
-
-- ``start(gradients, hessians, sample_indices, feature_mask)`` puts the used
-  rows in the root and returns ``(n_used, sum_gradients, sum_hessians)``;
-- ``root_histogram(hist)`` fills the root's histogram;
-- ``split(node_id, feature, left_bins, left_id, right_id, histogram_of,
-  hist)`` moves a node's rows into its two children
-  and, if ``histogram_of`` is one of them, fills ``hist`` with its histogram;
-- ``leaf_assignment(leaf_ids)`` returns the rows of each leaf.
+them) are kept by a *row store*, an object implementing :class:`RowStore`.
+:class:`NodeRows` keeps them in this process. A data-parallel fit gives the
+grower a row store whose rows live on several workers and whose histograms
+are the sums of the workers' histograms (``sklearn_ltr.dask._shard``); the
+grower cannot tell the difference.
 """
 
 from time import perf_counter
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -30,17 +21,93 @@ from .histogram import (
     _build_histogram_const,
     _build_histogram_root,
     _build_histogram_root_const,
-    _constant_value,
     _gather_gradients,
     _gather_gradients_only,
 )
 from .splitting import _partition
 
-__all__ = ["NodeRows"]
+__all__ = ["NodeRows", "RowStore"]
+
+
+@runtime_checkable
+class RowStore(Protocol):
+    """The rows of the tree being grown, as :class:`TreeGrower` uses them.
+
+    For one tree the grower calls :meth:`start`, then :meth:`root_histogram`
+    if the root may be split, :meth:`split` for every split, and
+    :meth:`leaf_assignment` at the end. ``isinstance(obj, RowStore)``
+    checks that every member exists; their signatures are checked by the
+    tests (``tests/test_interfaces.py``).
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of training rows (the length of the gradients).
+    n_features : int
+        Number of features.
+    time_histograms, time_partition : float
+        Seconds spent in this process, summed over all trees, building
+        histograms and partitioning rows (reported by the booster).
+    """
+
+    n_samples: int
+    n_features: int
+    time_histograms: float
+    time_partition: float
+
+    def start(self, gradients: np.ndarray | None, hessians: np.ndarray | None,
+              sample_indices: np.ndarray | None,
+              feature_mask: np.ndarray) -> tuple[int, float, float]:
+        """Put the rows used by the next tree in its root (node 0).
+
+        Parameters
+        ----------
+        gradients, hessians : ndarray of shape (n_samples,), dtype float32, or None
+            Gradients and hessians of all rows; None for a store that keeps
+            its own (a data-parallel one, whose workers hold them).
+        sample_indices : ndarray of int or None
+            Rows used by the tree (possibly none), or None for all rows.
+        feature_mask : ndarray of shape (n_features,), dtype uint8
+            Features the tree may split on: histograms may skip the others.
+
+        Returns
+        -------
+        n_used : int
+        sum_gradients, sum_hessians : float
+            Sums over the used rows, in float64.
+        """
+
+    def root_histogram(self, hist: np.ndarray) -> None:
+        """Fill ``hist``, of shape (n_features, n_bins, HIST_WIDTH), with the
+        histogram of the root's rows."""
+
+    def split(self, node_id: int, feature: int, left_bins: np.ndarray, left_id: int,
+              right_id: int, histogram_of: int = -1, hist: np.ndarray | None = None) -> None:
+        """Move the rows of ``node_id`` into its children ``left_id`` (the
+        rows whose bin of ``feature`` is in the bitset ``left_bins``) and
+        ``right_id``; if ``histogram_of`` is one of the children, fill
+        ``hist`` with its histogram (-1: none)."""
+
+    def leaf_assignment(self, leaf_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of each leaf of the finished tree.
+
+        Parameters
+        ----------
+        leaf_ids : sequence of int
+            Node ids of the leaves.
+
+        Returns
+        -------
+        partitioned_indices : ndarray of shape (n_used,), dtype int32
+            The used rows held in this process, grouped by leaf.
+        leaf_starts, leaf_stops : ndarray of shape (n_leaves,), dtype int64
+            Range of each leaf's rows in ``partitioned_indices``.
+        """
 
 
 class NodeRows:
-    """Rows of the tree being grown, grouped by node, held in this process.
+    """Rows of the tree being grown, grouped by node, held in this process:
+    the :class:`RowStore` of a single-process fit.
 
     Row indices live in one buffer, partitioned in place: the rows of a node
     are a contiguous range of it, and splitting a node reorders its range so
@@ -61,6 +128,11 @@ class NodeRows:
         ``max_bins``: on LightGBM's example data (300 features, a median of
         9 distinct values) zeroing whole histograms took longer than
         filling them. None: every bin is written.
+    constant_hessian : float or None, default=None
+        The value of every hessian, if the caller guarantees they are all
+        equal (the objective's ``constant_hessian``): histograms then
+        accumulate only gradients and counts, which is faster, and give the
+        same sums. Not checked. None: hessians are read.
 
     Attributes
     ----------
@@ -69,7 +141,8 @@ class NodeRows:
         (gathers included) and in partitioning rows.
     """
 
-    def __init__(self, X_binned, missing_values_bin_idx, n_bins_non_missing=None):
+    def __init__(self, X_binned, missing_values_bin_idx, n_bins_non_missing=None,
+                 constant_hessian=None):
         X_binned = np.asarray(X_binned)
         if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
             raise ValueError("X_binned must be a 2-d uint8 array.")
@@ -87,6 +160,7 @@ class NodeRows:
                 or np.any(self._value_bins > self.missing_values_bin_idx)):
             raise ValueError("n_bins_non_missing must have one entry per feature, each at most "
                              "missing_values_bin_idx.")
+        self._const_hessian = None if constant_hessian is None else float(constant_hessian)
         # Buffers reused by every tree.
         self._indices = np.empty(n_samples, dtype=np.int32)
         self._scratch = np.empty(n_samples, dtype=np.int32)
@@ -142,7 +216,7 @@ class NodeRows:
             if sample_indices.ndim != 1 or sample_indices.dtype.kind not in "iu":
                 raise ValueError("sample_indices must be a 1-d integer array.")
             n_used = sample_indices.shape[0]
-            # An empty sample is valid: a worker may own none of the queries
+            # An empty sample is valid: a worker may own none of the groups
             # sampled for a tree; it then contributes empty histograms.
             if n_used and (sample_indices.min() < 0 or sample_indices.max() >= n_samples):
                 raise ValueError("sample_indices has rows out of range [0, n_samples).")
@@ -153,9 +227,6 @@ class NodeRows:
         self._sampled = sample_indices is not None
         self._n_used = n_used
         self._ranges = {0: (0, n_used)}
-        # Constant hessians (least squares): histograms only need (g, count).
-        is_const, h_value = _constant_value(h_used)
-        self._const_hessian = h_value if is_const else None
         sum_g = float(np.sum(g_used, dtype=np.float64))
         sum_h = float(np.sum(h_used, dtype=np.float64))
         return n_used, sum_g, sum_h
@@ -190,11 +261,6 @@ class NodeRows:
             histogram; -1 for none.
         hist : ndarray of shape (n_features, n_bins, 4), dtype float64, default=None
             Output histogram.
-
-        Returns
-        -------
-        n_left : int
-            Number of rows that went left.
         """
         start, stop = self._ranges.pop(node_id)
         tic = perf_counter()
@@ -207,7 +273,6 @@ class NodeRows:
             tic = perf_counter()
             self._node_histogram(histogram_of, hist)
             self.time_histograms += perf_counter() - tic
-        return n_left
 
     def _node_histogram(self, node_id, hist):
         start, stop = self._ranges[node_id]

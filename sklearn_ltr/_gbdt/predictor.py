@@ -498,32 +498,3 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
         predict(*args, readonly_view(X), out)
     return out
 
-
-def predict_binned(nodes, tree_starts, X_binned, missing_values_bin_idx, n_trees=None,
-                   init=0.0):
-    """Predict raw scores from binned feature values.
-
-    Parameters
-    ----------
-    nodes : ndarray of shape (n_nodes,), dtype NODE_DTYPE
-        Concatenated trees.
-    tree_starts : ndarray of shape (n_trees_total,), dtype int64
-        Offset of each tree's root.
-    X_binned : ndarray of shape (n_rows, n_features), dtype uint8
-        Binned values (either memory order).
-    missing_values_bin_idx : int
-        Bin of missing values.
-    n_trees : int, default=None
-        Use only the first ``n_trees`` trees; None uses all.
-    init : float, default=0.0
-        Baseline added to every prediction.
-
-    Returns
-    -------
-    raw : ndarray of shape (n_rows,), dtype float64
-        Raw scores.
-    """
-    tree_starts = _check_ensemble(nodes, tree_starts, n_trees)
-    out = np.full(X_binned.shape[0], init, dtype=np.float64)
-    _predict_binned(nodes, tree_starts, X_binned, out, missing_values_bin_idx)
-    return out

@@ -329,17 +329,6 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     return splits
 
 
-def _find_best_split(hist, sum_g, sum_h, count, n_bins_non_missing, missing_bin,
-                     feature_mask, min_samples_leaf, min_hessian_to_split,
-                     min_gain_to_split, l2_regularization, sibling=None, is_categorical=None):
-    """:func:`find_best_splits` of a single node (``hist`` and ``sibling`` as
-    there); returns its split tuple."""
-    return find_best_splits(
-        [(hist, sibling, sum_g, sum_h, count)], n_bins_non_missing, missing_bin, feature_mask,
-        min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization,
-        is_categorical=is_categorical)[0]
-
-
 def left_bins(bin_threshold, missing_go_to_left, categories, missing_bin):
     """The bitset of the bins that go left in a split, the missing bin
     included: ``categories`` (a categorical split's bitset) or the value bins

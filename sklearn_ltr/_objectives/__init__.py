@@ -9,7 +9,7 @@ the modules of XE-NDCG, ListNet or the calibrated objectives.
 import importlib
 from collections.abc import Mapping
 
-from ._base import BaseObjective
+from ._base import BaseObjective, TrainingObjective
 
 # Objective name -> (module, class); adding an objective is one module plus
 # one line here.
@@ -70,6 +70,7 @@ __all__ = [
     "SigmoidCEObjective",
     "SigmoidSoftmaxCEObjective",
     "SoftmaxCEObjective",
+    "TrainingObjective",
     "UnbiasedLambdaRankObjective",
     "XENDCGObjective",
     "YetiRankObjective",

@@ -1,28 +1,61 @@
-"""The small interface every training objective implements.
+"""The interface every training objective implements, and its base class.
 
 The booster reorders the training rows so that each query is contiguous and
 describes the queries by ``offsets`` (query ``q`` is rows
 ``offsets[q]:offsets[q + 1]``). It allocates the float32 gradient and hessian
-buffers once per fit and, at every iteration, calls
-:meth:`BaseObjective.prepare_iteration` then
-:meth:`BaseObjective.gradient_hessian`. Gradients are derivatives of the loss
-with respect to the raw scores, so the booster's Newton leaf value is
-``-sum(gradients) / sum(hessians)``.
+buffers once per fit and, at every iteration, calls the hooks of
+:class:`~sklearn_ltr._gbdt.objective.Objective` (the engine's protocol, which
+speaks of row groups: here the groups are queries). Gradients are derivatives
+of the loss with respect to the raw scores, so the booster's Newton leaf
+value is ``-sum(gradients) / sum(hessians)``. :class:`TrainingObjective`
+adds what the estimators use: the name, the baseline score and the loss.
 
 An objective is one module: an ``@njit`` kernel for one query, an
 ``@njit(parallel=True)`` loop over queries that calls it, and a small subclass
-of :class:`BaseObjective`, registered in ``OBJECTIVES``.
+of :class:`BaseObjective`, registered in ``OBJECTIVES``. The base class gives
+every optional hook a default that does nothing.
 """
 
 import numbers
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from .._gbdt.common import G_H_DTYPE, Y_DTYPE
+from .._gbdt.objective import Objective
+
+
+@runtime_checkable
+class TrainingObjective(Objective, Protocol):
+    """An objective as the estimators use it: the engine's
+    :class:`~sklearn_ltr._gbdt.objective.Objective` plus a name, a loss and
+    the baseline score. :class:`BaseObjective` documents each member.
+
+    Attributes
+    ----------
+    name : str
+        Key of the objective in ``OBJECTIVES``.
+    """
+
+    name: str
+
+    def loss(self, raw_scores: np.ndarray) -> float:
+        """Scalar loss of the raw scores (lower is better)."""
+
+    def init_score(self) -> float:
+        """Baseline raw score the boosting starts from."""
+
+    def init_score_statistics(self) -> np.ndarray:
+        """This objective's rows' part of the sums the baseline depends on."""
+
+    @classmethod
+    def init_score_from(cls, statistics: np.ndarray) -> float:
+        """Baseline raw score from statistics summed over all rows."""
 
 
 class BaseObjective:
-    """Base class of the training objectives.
+    """Base class of the training objectives: implements
+    :class:`TrainingObjective`, with the optional hooks doing nothing.
 
     Parameters
     ----------
@@ -42,9 +75,14 @@ class BaseObjective:
         Key of the objective in ``OBJECTIVES``.
     n_queries : int
         Number of queries.
+    constant_hessian : float or None
+        The value of every hessian if the objective guarantees they are all
+        equal, else None (here: None). See
+        :class:`~sklearn_ltr._gbdt.objective.Objective`.
     """
 
     name = None
+    constant_hessian = None
 
     def __init__(self, y, offsets, sample_weight=None, **params):
         self.y = check_labels(y)
@@ -125,6 +163,17 @@ class BaseObjective:
         score : float
         """
         return 0.0
+
+    def set_iteration(self, iteration):
+        """Be told the index of the tree about to be grown; nothing to do
+        here (objectives with iteration-dependent schedules override it).
+
+        Parameters
+        ----------
+        iteration : int
+            0 for the first tree of the model, counting trees a warm start
+            kept.
+        """
 
     def prepare_iteration(self, rng):
         """Draw whatever randomness the next iteration needs.

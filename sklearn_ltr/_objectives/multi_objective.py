@@ -332,6 +332,12 @@ class LambdaRankMultiObjective(LambdaRankObjective):
         the gains of ``lambda(L)`` and ``lambda(S)``; ``lambda(C)`` keeps the
         click gains of eq. 9.
 
+    Attributes
+    ----------
+    constant_hessian : float or None
+        1.0 with gradient leaves and no sample weights (every hessian is
+        then 1), else None.
+
     Notes
     -----
     The booster calls :meth:`set_iteration` with the index of the tree about
@@ -369,6 +375,11 @@ class LambdaRankMultiObjective(LambdaRankObjective):
                 f"leaf_estimation must be one of {_LEAF_ESTIMATIONS}, got {leaf_estimation!r}."
             )
         self.leaf_estimation = leaf_estimation
+        # Gradient leaves set every hessian to the row's weight: the grower's
+        # histograms then need no hessians unless weights differ by row.
+        self.constant_hessian = (
+            1.0 if leaf_estimation == "gradient" and self.sample_weight is None else None
+        )
         n_samples = self.y.shape[0]
 
         self.y_secondary = None
