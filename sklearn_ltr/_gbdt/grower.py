@@ -1,8 +1,18 @@
-"""This module contains the TreeGrower, which grows one tree best-first.
+"""This module contains the TreeGrower, which grows one tree.
 
-Growth is leaf-wise as in LightGBM: among the current leaves, the one whose
-best split has the largest gain is split next, until ``max_leaf_nodes``
-leaves exist or no leaf has a valid split. The orchestration is plain
+Three growth policies (``grow_policy``, XGBoost's and CatBoost's names):
+
+- ``"lossguide"``, leaf-wise as in LightGBM: among the current leaves, the
+  one whose best split has the largest gain is split next, until
+  ``max_leaf_nodes`` leaves exist or no leaf has a valid split;
+- ``"depthwise"``, level by level as XGBoost's default: every splittable
+  leaf of a level is split, each by its own best split, before any leaf of
+  the next level, in the order the leaves were made, until ``max_depth`` or
+  ``max_leaf_nodes`` stops it;
+- ``"symmetric"``, oblivious trees as CatBoost's default: one split per
+  level, shared by every node of the level (:mod:`.symmetric`), to depth
+  ``max_depth``.
+ The orchestration is plain
 Python; the per-node work (partition, gather, histogram, split search) runs
 in njitted kernels. The grower works from histograms only; the rows of each
 node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
@@ -33,6 +43,9 @@ from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import allocate_histograms
 from .node_rows import RowStore
 from .splitting import find_best_splits, left_bins, split_scratch
+from .symmetric import grow_symmetric_levels
+
+GROW_POLICIES = ("lossguide", "depthwise", "symmetric")
 
 
 class GrownTree(NamedTuple):
@@ -98,7 +111,7 @@ def _as_mask(feature_mask, n_features):
 
 
 class TreeGrower:
-    """Grow regression trees on binned data, best-first.
+    """Grow regression trees on binned data.
 
     Parameters
     ----------
@@ -116,9 +129,12 @@ class TreeGrower:
         used to fill ``num_threshold`` of split nodes. If None,
         ``num_threshold`` is NaN and only binned prediction is possible.
     max_leaf_nodes : int or None, default=31
-        Maximum number of leaves; None for no limit.
+        Maximum number of leaves; None for no limit. Not used by symmetric
+        trees, whose size is set by ``max_depth``.
     max_depth : int or None, default=None
         Maximum depth of leaves (the root has depth 0); None for no limit.
+        Symmetric trees need it: they have ``max_depth`` levels unless no
+        split of a level has a gain above ``min_gain_to_split``.
     min_samples_leaf : int, default=20
         Minimum number of rows in a leaf.
     min_hessian_to_split : float, default=1e-3
@@ -139,6 +155,9 @@ class TreeGrower:
         Groups of features that may interact, every feature in at least one
         group (:func:`~.constraints.check_interaction_cst` adds the group of
         the features the user left out); None for no constraint.
+    grow_policy : {"lossguide", "depthwise", "symmetric"}, default="lossguide"
+        How the tree grows (see the module docstring). Symmetric trees take
+        no categorical features and no constraints.
 
     Attributes
     ----------
@@ -158,7 +177,8 @@ class TreeGrower:
     def __init__(self, rows, n_bins_non_missing, missing_values_bin_idx, bin_thresholds=None,
                  max_leaf_nodes=31, max_depth=None, min_samples_leaf=20,
                  min_hessian_to_split=1e-3, l2_regularization=0.0, min_gain_to_split=0.0,
-                 shrinkage=1.0, is_categorical=None, monotonic_cst=None, interaction_cst=None):
+                 shrinkage=1.0, is_categorical=None, monotonic_cst=None, interaction_cst=None,
+                 grow_policy="lossguide"):
         if not isinstance(rows, RowStore):
             raise TypeError(
                 f"rows must implement the RowStore protocol (wrap binned data in "
@@ -186,6 +206,16 @@ class TreeGrower:
             raise ValueError(f"min_gain_to_split must be >= 0, got {min_gain_to_split}.")
         if shrinkage <= 0:
             raise ValueError(f"shrinkage must be > 0, got {shrinkage}.")
+        if grow_policy not in GROW_POLICIES:
+            raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {grow_policy!r}.")
+        if grow_policy == "symmetric":
+            if max_depth is None or max_depth < 1:
+                raise ValueError("Symmetric trees need max_depth >= 1 (their number of levels), "
+                                 f"got {max_depth}.")
+            if (is_categorical is not None and np.any(is_categorical)) or interaction_cst \
+                    or (monotonic_cst is not None and np.any(np.asarray(monotonic_cst) != 0)):
+                raise ValueError("Symmetric trees take no categorical features, monotonic or "
+                                 "interaction constraints.")
         if bin_thresholds is not None and len(bin_thresholds) != n_features:
             raise ValueError("bin_thresholds must have one array per feature.")
         if is_categorical is None:
@@ -205,9 +235,14 @@ class TreeGrower:
         self.l2_regularization = float(l2_regularization)
         self.min_gain_to_split = float(min_gain_to_split)
         self.shrinkage = float(shrinkage)
-        # The histogram pool, reused by every tree.
+        self.grow_policy = grow_policy
+        # The histogram pool, reused by every tree: a slot for each leaf that
+        # may wait for its split, at most a level's nodes for symmetric trees.
         n_bins = self.missing_values_bin_idx + 1
-        n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
+        if grow_policy == "symmetric":
+            n_hist = 2 ** min(max_depth - 1, 10)
+        else:
+            n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
         self._split_scratch = split_scratch(n_features, n_bins)
         self._set_constraints(monotonic_cst, interaction_cst, n_features)
@@ -295,7 +330,10 @@ class TreeGrower:
         for (node, _), res in zip(children, results):
             node["split"] = res
             if res[1] >= 0:
-                heapq.heappush(self._heap, (-res[0], node["id"]))
+                # Depth-wise trees split the shallower leaves first, in the
+                # order they were made; leaf-wise ones the largest gain.
+                key = node["depth"] if self.grow_policy == "depthwise" else -res[0]
+                heapq.heappush(self._heap, (key, node["id"]))
             else:
                 self._free_slots.append(node["slot"])
                 node["slot"] = -1
@@ -344,6 +382,8 @@ class TreeGrower:
                                             -np.inf, np.inf))
         if self._groups is not None:
             root.update(groups=self._groups.all_groups, allowed=None)
+        if self.grow_policy == "symmetric":
+            return self._finalize(grow_symmetric_levels(self, root, self.max_depth))
         nodes = [root]
         n_leaves = 1
         max_leaves = self.max_leaf_nodes

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._gbdt.binning import BinMapper
 from .._gbdt.booster import Booster, TrainingData
 from .._gbdt.constraints import check_interaction_cst, check_monotonic_cst
+from .._gbdt.grower import GROW_POLICIES
 from .foreign_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from .._objectives import OBJECTIVES
 from .._objectives.multi_objective import check_secondary_labels
@@ -60,6 +61,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "grow_policy": [StrOptions(set(GROW_POLICIES))],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "min_hessian_to_split": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
@@ -97,6 +99,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         learning_rate,
         max_leaf_nodes,
         max_depth,
+        grow_policy,
         min_samples_leaf,
         min_hessian_to_split,
         l2_regularization,
@@ -122,6 +125,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.max_depth = max_depth
+        self.grow_policy = grow_policy
         self.min_samples_leaf = min_samples_leaf
         self.min_hessian_to_split = min_hessian_to_split
         self.l2_regularization = l2_regularization
@@ -263,7 +267,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         LambdaMARTRanker exposes, reach the objective in the training rows'
         query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
-        self._tree_constraints()  # refuse bad constraints before any binning
+        self._tree_params()  # refuse bad constraints and tree shapes before any binning
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
         if position is not None:
@@ -458,7 +462,10 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
 
     def _tree_params(self):
         monotonic_cst, interaction_cst = self._tree_constraints()
+        if self.grow_policy == "symmetric":
+            self._check_symmetric(monotonic_cst, interaction_cst)
         return dict(
+            grow_policy=self.grow_policy,
             max_leaf_nodes=self.max_leaf_nodes,
             max_depth=self.max_depth,
             min_samples_leaf=self.min_samples_leaf,
@@ -467,6 +474,26 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             monotonic_cst=monotonic_cst,
             interaction_cst=interaction_cst,
         )
+
+    def _check_symmetric(self, monotonic_cst, interaction_cst):
+        """What symmetric trees cannot do, refused with the parameter to change."""
+        if self.max_depth is None:
+            raise ValueError(
+                "grow_policy='symmetric' grows trees of max_depth levels (2**max_depth "
+                "leaves) and max_depth is None: set max_depth (CatBoost's default depth is "
+                "6), or use grow_policy='lossguide' or 'depthwise'."
+            )
+        refused = [name for name, given in (
+            ("categorical features (categorical_features)", np.any(self.is_categorical_)),
+            ("monotonic_cst", monotonic_cst is not None),
+            ("interaction_cst", interaction_cst is not None),
+        ) if given]
+        if refused:
+            raise ValueError(
+                f"grow_policy='symmetric' does not support {' or '.join(refused)}: one split "
+                "shared by a whole level cannot honour them. Use grow_policy='lossguide' or "
+                "'depthwise', or drop them (categorical_features=None for categories)."
+            )
 
     def _tree_constraints(self):
         """``monotonic_cst`` and ``interaction_cst`` checked against the

@@ -9,9 +9,26 @@ _SHARED_PARAMETERS_DOC = """
     learning_rate : float, default=0.1
         Shrinkage applied to every leaf value.
     max_leaf_nodes : int, default=31
-        Maximum number of leaves per tree (trees grow best-first).
+        Maximum number of leaves per tree. Symmetric trees do not use it:
+        their size is ``2**max_depth`` leaves.
     max_depth : int or None, default=None
-        Maximum depth of a tree; None means no limit besides the leaves.
+        Maximum depth of a tree (the root has depth 0); None means no limit
+        besides the leaves. Symmetric trees have this many levels and need
+        it set.
+    grow_policy : {'lossguide', 'depthwise', 'symmetric'}, default='lossguide'
+        How each tree grows (XGBoost's and CatBoost's names).
+        ``'lossguide'`` (LightGBM's leaf-wise growth) splits next the leaf
+        whose best split has the largest gain, until ``max_leaf_nodes``.
+        ``'depthwise'`` (XGBoost's default) splits every splittable leaf of
+        a level, each by its own best split, before going one level deeper,
+        until ``max_depth`` or ``max_leaf_nodes`` stops it. ``'symmetric'``
+        (CatBoost's default, oblivious trees) splits every node of a level
+        by one shared split, the one with the largest gain summed over the
+        level, for ``max_depth`` levels; a node where that split would leave
+        a child below ``min_samples_leaf`` or ``min_hessian_to_split`` stays
+        a leaf (CatBoost has no such minimum for these trees). Symmetric
+        trees take no categorical features and no monotonic or interaction
+        constraints.
     min_samples_leaf : int, default=20
         Minimum number of training rows in a leaf.
     min_hessian_to_split : float, default=1e-3

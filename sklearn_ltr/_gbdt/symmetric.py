@@ -1,0 +1,274 @@
+"""Symmetric (oblivious) trees: one split per level, shared by every node of
+the level, as CatBoost grows them by default.
+
+At each level the split ``(feature, bin, missing_go_to_left)`` is the one
+whose gain, summed over the nodes of the level, is largest; every node of the
+level is then split by it, so a tree of depth ``d`` has ``2**d`` leaves and a
+row's leaf is ``d`` comparisons away. The gain of one node is the one of
+:mod:`.splitting` (no 1/2 factor).
+
+``min_samples_leaf`` and ``min_hessian_to_split`` keep their meaning: a node
+whose share of the level's split would leave a child with fewer rows, or a
+smaller sum of hessians, adds nothing to the level's gain and stays a leaf.
+The tree predicts as the full symmetric tree in which that leaf's
+descendants all take its value, so no leaf value is estimated from fewer
+than ``min_samples_leaf`` rows. (CatBoost has no such minimum for its
+symmetric trees; its ``min_data_in_leaf`` applies to its other growing
+policies only.)
+
+The level's split search runs in parallel over features, each feature by the
+same serial loops over nodes and bins, so the result does not depend on the
+number of threads. Ties in summed gain are broken as in :mod:`.splitting`:
+lowest feature, then lowest bin, then missing-right before missing-left.
+"""
+
+import numba
+import numpy as np
+from numba import get_thread_id, njit, prange
+
+from .._utils.parallel import pick, serial_twin
+from .scan_parts import leaf_term
+from .splitting import left_bins
+
+__all__ = ["grow_symmetric_levels", "level_split"]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _add_node_gains(h, n_bins_nm, missing_bin, missing_left, last, sum_g, sum_h, count,
+                    min_samples_leaf, min_hessian_to_split, l2, gains):
+    """Add one node's gain at every threshold of one scan direction to
+    ``gains[:last]``; a threshold that breaks the node's minimums adds 0."""
+    parent_term = leaf_term(sum_g, sum_h, l2)
+    gl = 0.0
+    hl = 0.0
+    cl = 0.0
+    if missing_left:
+        gl = h[missing_bin, 0]
+        hl = h[missing_bin, 1]
+        cl = h[missing_bin, 2]
+    for b in range(last):
+        if b < n_bins_nm:
+            gl += h[b, 0]
+            hl += h[b, 1]
+            cl += h[b, 2]
+        gr = sum_g - gl
+        hr = sum_h - hl
+        cr = count - cl
+        valid = ((cl >= min_samples_leaf) & (cr >= min_samples_leaf)
+                 & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split))
+        if valid:
+            gains[b] += leaf_term(gl, hl, l2) + leaf_term(gr, hr, l2) - parent_term
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def _summed_gains_of_each_feature(histograms, slots, totals, n_bins_non_missing, missing_bin,
+                                  feature_mask, min_samples_leaf, min_hessian_to_split, l2,
+                                  per_feature, work):
+    """Row ``f`` of ``per_feature`` receives ``(summed gain, bin,
+    missing_go_to_left)`` of feature ``f``'s best level split over the nodes
+    whose histograms are ``histograms[slots]`` and totals ``totals``
+    (``(sum_g, sum_h, count)`` each); the gain is ``-inf`` for a feature
+    masked out. ``work[t]`` is thread ``t``'s space for the summed gains of
+    the two scan directions."""
+    n_features = per_feature.shape[0]
+    n_nodes = slots.shape[0]
+    for f in prange(n_features):
+        per_feature[f, 0] = -np.inf
+        per_feature[f, 1] = 0.0
+        per_feature[f, 2] = 0.0
+        if not feature_mask[f]:
+            continue
+        n_bins_nm = n_bins_non_missing[f]
+        any_missing = False
+        for k in range(n_nodes):
+            if histograms[slots[k], f, missing_bin, 2] > 0:
+                any_missing = True
+        # Direction 0 sends missing values right, direction 1 left. With
+        # missing values somewhere in the level, "all values left, missing
+        # right" is a threshold too.
+        n_dirs = 2 if any_missing else 1
+        gains = work[get_thread_id()]
+        for d in range(n_dirs):
+            last = n_bins_nm if (any_missing and d == 0) else n_bins_nm - 1
+            for b in range(last):
+                gains[d, b] = 0.0
+            for k in range(n_nodes):
+                _add_node_gains(histograms[slots[k], f], n_bins_nm, missing_bin, d == 1, last,
+                                totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
+                                min_hessian_to_split, l2, gains[d])
+            for b in range(last):
+                if gains[d, b] > per_feature[f, 0]:
+                    per_feature[f, 0] = gains[d, b]
+                    per_feature[f, 1] = b
+                    per_feature[f, 2] = d
+
+
+_summed_gains_of_each_feature_serial = serial_twin(_summed_gains_of_each_feature)
+
+# As for the leaf-wise scan (see splitting.py): fewer bins than this over all
+# nodes and features are scanned serially.
+_MIN_PARALLEL_BINS = 16_000
+
+
+@njit(cache=True)
+def _left_sums(h, bin_threshold, missing_left, missing_bin):
+    """Gradient, hessian and row sums of the left child of one node at one
+    threshold, accumulated in bin order as the scan does."""
+    gl = 0.0
+    hl = 0.0
+    cl = 0.0
+    if missing_left:
+        gl = h[missing_bin, 0]
+        hl = h[missing_bin, 1]
+        cl = h[missing_bin, 2]
+    for b in range(bin_threshold + 1):
+        gl += h[b, 0]
+        hl += h[b, 1]
+        cl += h[b, 2]
+    return gl, hl, cl
+
+
+def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
+                min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization):
+    """The best split shared by the nodes of one level.
+
+    Parameters
+    ----------
+    histograms : ndarray of shape (n_slots, n_features, n_bins, 4), dtype float64
+        The histogram pool; node ``k``'s histogram is ``histograms[slots[k]]``.
+    slots : ndarray of shape (n_nodes,), dtype int64
+        Slots of the nodes that take part in the search.
+    totals : ndarray of shape (n_nodes, 3), dtype float64
+        ``(sum_g, sum_h, count)`` of each node.
+    n_bins_non_missing : ndarray of shape (n_features,), dtype uint32
+        Number of value bins of each feature.
+    missing_bin : int
+        Index of the missing-value bin.
+    feature_mask : ndarray of shape (n_features,), dtype uint8
+        Features allowed for this tree (non-zero).
+    min_samples_leaf : int
+        Minimum rows per child of a node that counts towards the gain.
+    min_hessian_to_split : float
+        Minimum sum of hessians per child of a node that counts.
+    min_gain_to_split : float
+        The level is split only if the summed gain is strictly larger.
+    l2_regularization : float
+        L2 regularization of leaf values.
+
+    Returns
+    -------
+    split : tuple or None
+        ``(summed_gain, feature, bin_threshold, missing_go_to_left)``, or
+        None if no split's summed gain exceeds ``min_gain_to_split``. Value
+        bins ``<= bin_threshold`` go left. If no node of the level has
+        missing values for ``feature``, they go (at predict time) to the
+        side with more training rows over the level.
+    """
+    n_features = histograms.shape[1]
+    per_feature = np.empty((n_features, 3))
+    work = np.empty((numba.config.NUMBA_NUM_THREADS, 2, histograms.shape[2]))
+    numba.get_num_threads()  # starts the threading layer that get_thread_id reads
+    scan = pick(_summed_gains_of_each_feature, _summed_gains_of_each_feature_serial,
+                slots.shape[0] * n_features * histograms.shape[2], _MIN_PARALLEL_BINS)
+    scan(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
+         int(min_samples_leaf), float(min_hessian_to_split), float(l2_regularization),
+         per_feature, work)
+    # The first feature with the largest gain, as the serial scan keeps it.
+    best = -1
+    best_gain = -np.inf
+    for f in range(n_features):
+        if per_feature[f, 0] > best_gain:
+            best, best_gain = f, per_feature[f, 0]
+    if best < 0 or not best_gain > min_gain_to_split:
+        return None
+    bin_threshold = int(per_feature[best, 1])
+    missing_left = int(per_feature[best, 2])
+    if not np.any(histograms[slots, best, missing_bin, 2] > 0):
+        left_rows = sum(_left_sums(histograms[s, best], bin_threshold, False, missing_bin)[2]
+                        for s in slots)
+        missing_left = int(left_rows >= totals[:, 2].sum() - left_rows)
+    return float(best_gain), best, bin_threshold, missing_left
+
+
+def grow_symmetric_levels(grower, root, max_depth):
+    """Grow the levels of a symmetric tree below ``root`` with ``grower``'s
+    rows, histogram pool and parameters; return the list of node dicts (in
+    the form :meth:`TreeGrower._finalize` reads).
+
+    A node where the level's split would leave a child below
+    ``min_samples_leaf`` or ``min_hessian_to_split`` (or that cannot be split
+    at all) stays a leaf. Predictions are those of the full symmetric tree in
+    which such a leaf's descendants all take its value, and every split node
+    of a level has the level's split.
+    """
+    rows = grower.rows
+    missing_bin = grower.missing_values_bin_idx
+    nodes = [root]
+    level = []
+    if grower._splittable(root["count"], root["sum_h"], 0):
+        root["slot"] = grower._take_slot()
+        rows.root_histogram(grower._histograms[root["slot"]])
+        level = [root]
+    for depth in range(max_depth):
+        if not level:
+            break
+        hists = grower._histograms
+        slots = np.array([nd["slot"] for nd in level], dtype=np.int64)
+        totals = np.array([[nd["sum_g"], nd["sum_h"], float(nd["count"])] for nd in level])
+        split = level_split(hists, slots, totals, grower.n_bins_non_missing, missing_bin,
+                            grower._mask, grower.min_samples_leaf, grower.min_hessian_to_split,
+                            grower.min_gain_to_split, grower.l2_regularization)
+        if split is None:
+            break
+        _, feature, bin_threshold, missing_left = split
+        bins_left = left_bins(bin_threshold, missing_left, None, missing_bin)
+        last_level = depth + 1 == max_depth
+        next_level = []
+        for nd in level:
+            parent_slot = nd["slot"]
+            nd["slot"] = -1
+            gl, hl, cl = _left_sums(hists[parent_slot, feature], bin_threshold,
+                                    bool(missing_left), missing_bin)
+            counts = (int(cl + 0.5), nd["count"] - int(cl + 0.5))
+            sums_g = (gl, nd["sum_g"] - gl)
+            sums_h = (hl, nd["sum_h"] - hl)
+            if min(counts) < grower.min_samples_leaf or min(sums_h) < grower.min_hessian_to_split:
+                grower._free_slots.append(parent_slot)
+                continue
+            l2 = grower.l2_regularization
+            gain = (leaf_term(gl, hl, l2) + leaf_term(sums_g[1], sums_h[1], l2)
+                    - leaf_term(nd["sum_g"], nd["sum_h"], l2))
+            nd["split"] = (gain, feature, bin_threshold, missing_left, gl, hl, counts[0], None)
+            left, right = (dict(id=len(nodes) + i, count=counts[i], sum_g=sums_g[i],
+                                sum_h=sums_h[i], depth=depth + 1, slot=-1, split=None, left=-1,
+                                right=-1, l2=l2) for i in range(2))
+            nodes += [left, right]
+            nd["left"], nd["right"] = left["id"], right["id"]
+            args = (nd["id"], feature, bins_left, left["id"], right["id"])
+            wanted = [child for child in (left, right) if not last_level
+                      and grower._splittable(child["count"], child["sum_h"], depth + 1)]
+            if not wanted:
+                rows.split(*args)
+                grower._free_slots.append(parent_slot)
+                continue
+            # The smaller child's histogram is built from its rows; the
+            # larger one's is the parent's minus it, in the parent's slot.
+            small, large = (left, right) if left["count"] <= right["count"] else (right, left)
+            small_slot = grower._take_slot()
+            hists = grower._histograms
+            rows.split(*args, small["id"], hists[small_slot])
+            if large in wanted:
+                np.subtract(hists[parent_slot], hists[small_slot], out=hists[parent_slot])
+                large["slot"] = parent_slot
+            else:
+                grower._free_slots.append(parent_slot)
+            if small in wanted:
+                small["slot"] = small_slot
+            else:
+                grower._free_slots.append(small_slot)
+            next_level += [child for child in (left, right) if child in wanted]
+        level = next_level
+    for nd in level:
+        grower._free_slots.append(nd["slot"])
+        nd["slot"] = -1
+    return nodes

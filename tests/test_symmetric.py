@@ -1,0 +1,94 @@
+"""Symmetric (oblivious) trees: the split shared by a level is the
+brute-force best of the gains summed over the level's nodes, computed here
+from the rows themselves."""
+
+import numpy as np
+import pytest
+
+from sklearn_ltr._gbdt.histogram import allocate_histograms
+from sklearn_ltr._gbdt.symmetric import level_split
+
+MISSING = 255
+
+
+def _node_gain(g, h, left, l2):
+    def term(gs, hs):
+        return gs * gs / (hs + l2) if hs + l2 > 0 else 0.0
+    gl, hl = g[left].sum(), h[left].sum()
+    return term(gl, hl) + term(g.sum() - gl, h.sum() - hl) - term(g.sum(), h.sum())
+
+
+def _brute_force(Xb, g, h, node_rows, n_bins_nm, min_leaf, min_hess, l2):
+    """Every (feature, bin, missing-left) candidate in the tie-break order of
+    the scan: feature, then direction, then bin; returns the first with the
+    largest summed gain."""
+    best, best_gain = None, -np.inf
+    for f in range(Xb.shape[1]):
+        any_missing = any((Xb[rows, f] == MISSING).any() for rows in node_rows)
+        for d in (0, 1) if any_missing else (0,):
+            last = n_bins_nm[f] if (any_missing and d == 0) else n_bins_nm[f] - 1
+            for b in range(last):
+                total = 0.0
+                for rows in node_rows:
+                    col = Xb[rows, f]
+                    left = (col <= b) & (col != MISSING) | ((col == MISSING) & (d == 1))
+                    nl, nr = left.sum(), (~left).sum()
+                    hl, hr = h[rows][left].sum(), h[rows][~left].sum()
+                    if min(nl, nr) >= min_leaf and min(hl, hr) >= min_hess:
+                        total += _node_gain(g[rows], h[rows], left, l2)
+                if best is None or total > best_gain + 1e-9 * max(1.0, abs(best_gain)):
+                    best, best_gain = (f, b, d), total
+    return best, best_gain
+
+
+def _histograms(Xb, g, h, node_rows):
+    hists = allocate_histograms(len(node_rows), Xb.shape[1], MISSING + 1)
+    hists[:] = 0.0
+    for k, rows in enumerate(node_rows):
+        for f in range(Xb.shape[1]):
+            np.add.at(hists[k, f, :, 0], Xb[rows, f], g[rows])
+            np.add.at(hists[k, f, :, 1], Xb[rows, f], h[rows])
+            np.add.at(hists[k, f, :, 2], Xb[rows, f], 1.0)
+    return hists
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("min_leaf", [1, 8])
+def test_level_split_is_the_brute_force_best_of_the_summed_gains(seed, min_leaf):
+    rng = np.random.default_rng(seed)
+    n, n_features, n_nodes = 240, 4, 3
+    n_bins_nm = rng.integers(2, 9, size=n_features).astype(np.uint32)
+    Xb = np.column_stack([rng.integers(0, k, size=n) for k in n_bins_nm]).astype(np.uint8)
+    if seed % 2:
+        Xb[rng.random((n, n_features)) < 0.1] = MISSING
+    g = rng.normal(size=n) + (Xb[:, 0] == 1) - 0.5 * (Xb[:, 2] >= 3)
+    h = rng.uniform(0.5, 1.5, size=n)
+    node_rows = np.array_split(rng.permutation(n), n_nodes)
+    hists = _histograms(Xb, g, h, node_rows)
+    totals = np.array([[g[r].sum(), h[r].sum(), len(r)] for r in node_rows])
+    split = level_split(hists, np.arange(n_nodes, dtype=np.int64), totals, n_bins_nm, MISSING,
+                        np.ones(n_features, dtype=np.uint8), min_leaf, 1e-3, 0.0, 0.5)
+    (f, b, d), gain = _brute_force(Xb, g, h, node_rows, n_bins_nm, min_leaf, 1e-3, 0.5)
+    assert split is not None
+    assert split[1:3] == (f, b)
+    np.testing.assert_allclose(split[0], gain, rtol=1e-9)
+    if (Xb[:, f] == MISSING).any():
+        assert split[3] == d
+
+
+def test_a_masked_feature_is_never_chosen_and_no_gain_means_no_split():
+    rng = np.random.default_rng(0)
+    n = 200
+    Xb = rng.integers(0, 5, size=(n, 3)).astype(np.uint8)
+    g = np.where(Xb[:, 1] >= 2, 1.0, -1.0)
+    h = np.ones(n)
+    rows = [np.arange(n)]
+    hists = _histograms(Xb, g, h, rows)
+    totals = np.array([[g.sum(), h.sum(), n]])
+    args = (hists, np.zeros(1, dtype=np.int64), totals, np.full(3, 5, dtype=np.uint32), MISSING)
+    split = level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 0.0, 0.0)
+    assert split[1:3] == (1, 1)
+    masked = level_split(*args, np.array([1, 0, 1], dtype=np.uint8), 1, 1e-3, 0.0, 0.0)
+    assert masked is None or masked[1] != 1
+    # Gains all below the bar: no split.
+    assert level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 1e9, 0.0) is None
