@@ -92,3 +92,63 @@ def test_a_masked_feature_is_never_chosen_and_no_gain_means_no_split():
     assert masked is None or masked[1] != 1
     # Gains all below the bar: no split.
     assert level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 1e9, 0.0) is None
+
+
+# ------------------------------------------------------------------ prediction
+
+
+def _walk_predict(model, X):
+    """The node walk of the predictor (its generic block kernel), the oracle
+    of the leaf tables."""
+    from sklearn_ltr._gbdt import predictor
+
+    ensemble = model._booster.ensemble()
+    trees = predictor.compact_trees(ensemble.nodes, ensemble.tree_starts)
+    out = np.full(X.shape[0], ensemble.baseline)
+    predictor._predict_blocks_serial(*trees[:7], trees.roots, trees.depths, trees.columns,
+                                     np.ascontiguousarray(X, dtype=np.float64), out)
+    return out, trees
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 60])
+def test_symmetric_models_predict_through_leaf_tables_bit_identically(min_samples_leaf):
+    from scipy import sparse
+
+    from sklearn_ltr import LambdaMARTRanker
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=25, n_features=10, missing_rate=0.1,
+                             random_state=1)
+    model = LambdaMARTRanker(n_estimators=25, grow_policy="symmetric", max_depth=5,
+                             min_samples_leaf=min_samples_leaf, early_stopping=False,
+                             random_state=0).fit(X, y, qid=qid)
+    expected, trees = _walk_predict(model, X)
+    assert trees.oblivious is not None
+    if min_samples_leaf == 60:
+        # Some branches stopped early: their leaves fill several table entries.
+        assert any(t["is_leaf"][t["depth"] < t["depth"].max()].any()
+                   for t in model._booster.trees)
+    np.testing.assert_array_equal(model.predict(X), expected)
+    np.testing.assert_array_equal(model.predict(X[:3]), expected[:3])
+    zeroed = X.copy()
+    zeroed[np.isnan(zeroed)] = 0.0
+    np.testing.assert_array_equal(model.predict(sparse.csr_matrix(zeroed)),
+                                  model.predict(zeroed))
+    staged = list(model.staged_predict(X))
+    np.testing.assert_array_equal(staged[-1], expected)
+    first = LambdaMARTRanker(n_estimators=7, grow_policy="symmetric", max_depth=5,
+                             min_samples_leaf=min_samples_leaf, early_stopping=False,
+                             random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(staged[6], first.predict(X))
+
+
+def test_leaf_wise_trees_are_walked():
+    from sklearn_ltr import LambdaMARTRanker
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=20, n_features=6, random_state=0)
+    model = LambdaMARTRanker(n_estimators=5, early_stopping=False, random_state=0).fit(
+        X, y, qid=qid)
+    expected, trees = _walk_predict(model, X)
+    assert trees.oblivious is None
+    np.testing.assert_array_equal(model.predict(X), expected)

@@ -45,6 +45,7 @@ from scipy import sparse
 
 from .._utils.parallel import pick, serial_twin
 from .common import BITSET_WORDS, NODE_DTYPE, X_DTYPE, in_bitset, readonly_view
+from .oblivious import oblivious_trees, predict_oblivious_blocks
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
 _SPARSE_CHUNK_CELLS = 4_000_000
@@ -77,7 +78,7 @@ def _leaf_of_row(nodes, base, X, i):
 CompactTrees = namedtuple(
     "CompactTrees", ["feature_offset", "threshold", "missing_right", "children", "value",
                      "categorical", "category_bits", "roots", "depths", "columns",
-                     "n_features_split"])
+                     "n_features_split", "oblivious"])
 CompactTrees.__doc__ = """The trees of an ensemble in the layout that :func:`_predict_blocks` walks.
 
 Node ``k`` is node ``k`` of the flat ``NODE_DTYPE`` array (so a leaf's
@@ -114,6 +115,9 @@ columns : ndarray of shape (n_columns,), dtype int64
     block copies (a single tree of ``staged_predict`` uses a few).
 n_features_split : int
     One more than the largest feature index of a split: the columns X needs.
+oblivious : ObliviousTrees or None
+    The same trees as level splits and leaf tables if every tree is
+    symmetric (:mod:`.oblivious`), which predicts them faster; else None.
 """
 
 
@@ -194,6 +198,7 @@ def compact_trees(nodes, tree_starts):
         depths=depths,
         columns=columns,
         n_features_split=int(columns[-1]) + 1 if columns.shape[0] else 0,
+        oblivious=oblivious_trees(nodes, tree_starts, depth, position, _BLOCK_ROWS),
     )
     # Read-only, as the kernel's arguments always are (one compiled
     # specialisation), and since a cached copy is shared by every call.
@@ -382,6 +387,7 @@ def _predict_binned_rows(nodes, tree_starts, X_binned, out, missing_values_bin_i
 
 
 _predict_blocks_serial = serial_twin(_predict_blocks)
+_predict_oblivious_blocks_serial = serial_twin(predict_oblivious_blocks)
 _predict_binned_rows_serial = serial_twin(_predict_binned_rows)
 
 # Predictions of fewer (rows x trees) than this run in the serial twin of
@@ -482,11 +488,16 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
             f"X has {X.shape[1]} features, but the trees split on feature "
             f"{trees.n_features_split - 1}."
         )
-    args = trees[:7] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
     # One block of rows has nothing to share between threads.
     work = n_rows * n_used if n_rows > _BLOCK_ROWS else 0
-    predict = pick(_predict_blocks, _predict_blocks_serial, work,
-                   _MIN_PARALLEL_BLOCK_ROW_TREES)
+    if trees.oblivious is not None:
+        args = trees.oblivious + (n_used, trees.columns, _BLOCK_ROWS)
+        predict = pick(predict_oblivious_blocks, _predict_oblivious_blocks_serial, work,
+                       _MIN_PARALLEL_BLOCK_ROW_TREES)
+    else:
+        args = trees[:7] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
+        predict = pick(_predict_blocks, _predict_blocks_serial, work,
+                       _MIN_PARALLEL_BLOCK_ROW_TREES)
     if sparse.issparse(X):
         X = X.tocsr()
         chunk = max(1, _SPARSE_CHUNK_CELLS // max(1, X.shape[1]))
