@@ -262,3 +262,47 @@ def test_dask_training_gives_the_single_process_trees(policy, ranking_data):
         for field in ("feature_idx", "bin_threshold", "missing_go_to_left", "left", "count"):
             np.testing.assert_array_equal(got[field], expected[field], err_msg=field)
         np.testing.assert_allclose(got["value"], expected["value"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["grow_policy"])
+def test_every_serving_format_reaches_our_scores(policy, tmp_path):
+    """The LTR plugin, RankLib and Solr texts scored by the engines' rules
+    (tests/_engine_rules.py), and the ONNX model in onnxruntime, on rows at
+    and around every threshold, with NaN and infinities (float32 values:
+    the engines compare in float32)."""
+    import _engine_rules as rules
+    from _export_cases import COLUMNS_WITH_NAN, edge_rows, training_data
+
+    from sklearn_ltr.export import _ranklib, _solr, _xgboost_dump, export_model
+
+    X, y, qid = training_data()
+    model = LambdaMARTRanker(n_estimators=15, random_state=0, min_samples_leaf=5,
+                             early_stopping=False, **policy).fit(X, y, qid=qid)
+    ensemble = model._tree_ensemble()
+    X_base, _, _ = make_ranking(n_queries=10, docs_per_query=20, n_features=X.shape[1],
+                                random_state=7)
+    rng = np.random.default_rng(2)
+    for column in COLUMNS_WITH_NAN:
+        X_base[rng.random(X_base.shape[0]) < 0.15, column] = np.nan
+    probes = edge_rows(ensemble, X_base, float32=True)
+    assert np.isnan(probes).any() and np.isinf(probes).any()
+    zeroed = np.where(np.isnan(probes), 0.0, probes)
+
+    def close(theirs, ours):
+        np.testing.assert_allclose(theirs, ours, rtol=1e-5, atol=1e-5 * np.abs(ours).max())
+
+    text = _xgboost_dump.plugin_definition(ensemble, missing_as=None)
+    rules.check_xgboost_plugin(text, ensemble.names())
+    close(rules.xgboost_plugin_scores(text, ensemble.names(), probes)[0], model.predict(probes))
+    text = _ranklib.ensemble_text(ensemble, missing_as=0.0)
+    rules.check_ranklib(text, ensemble.n_features)
+    close(rules.ranklib_scores(text, zeroed)[0], model.predict(zeroed))
+    text = _solr.model_json(ensemble, missing_as=None)
+    rules.check_solr(text)
+    close(rules.solr_scores(text, probes, default_value=np.nan)[0], model.predict(probes))
+    ort = pytest.importorskip("onnxruntime")
+    export_model(model, tmp_path / "model.onnx", "onnx")
+    session = ort.InferenceSession(str(tmp_path / "model.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    onnx_scores = session.run(None, {"X": probes.astype(np.float32)})[0][:, 0]
+    close(onnx_scores, model.predict(probes))
