@@ -56,3 +56,21 @@ def mq2008_dir():
 @pytest.fixture
 def example_dir():
     return require_shared_data("lightgbm_lambdarank_example")
+
+
+# Hypothesis draws the same examples on every run, so that a test passes or
+# fails because of the code, never because of a run's luck; no deadline or
+# too-slow health check, which depend on the machine's speed (and on numba
+# compiling a kernel during the first example); no example database, whose
+# saved failures would make one checkout's runs differ from another's. For an
+# exploratory run with fresh examples: pytest --hypothesis-profile=default.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # a test extra: the other tests run without it
+    pass
+else:
+    settings.register_profile(
+        "sklearn-ltr", derandomize=True, deadline=None, database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile("sklearn-ltr")

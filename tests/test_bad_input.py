@@ -125,9 +125,99 @@ def test_queries_of_one_document_contribute_nothing(make, data):
 
 
 def test_a_query_whose_labels_are_all_equal_gives_no_gradient(make, data):
+    """A query of equal labels has no order to learn. LambdaMART's pairs,
+    XE-NDCG's and YetiRank's (active only where labels differ) give its rows
+    exactly zero gradient and hessian. ListNet's target for it is uniform
+    (none for labels all 0): its gradient softmax(s) - 1/n pulls the scores
+    together, zero only once they are equal. CalibratedRanker's pointwise
+    term learns from it, and its baseline, the log-odds of the mean label,
+    moves with it. A query with zero gradients and hessians changes nothing
+    else, so the model is that of the data without it, unless the objective
+    draws random numbers per row (XE-NDCG, YetiRank: the other rows' draws
+    move), where the model must at least not depend on its labels."""
     X, y, qid = data
-    pred = make().fit(X, np.ones_like(y), qid=qid).predict(X)
-    assert np.all(np.isfinite(pred))
+    name = type(make()).__name__
+    # Two queries of equal labels, all 0 and all 2, last in query order. Their
+    # rows copy rows of the others, so the bins (midpoints between distinct
+    # values, fewer than max_bins) are those of the data without them. One
+    # row per leaf, so that their rows, which count but weigh nothing, cannot
+    # make a split allowed (min_hessian_to_split refuses a side of them only).
+    rng = np.random.default_rng(1)
+    copies = rng.choice(len(y), 20, replace=False)
+    X_all = np.vstack([X, X[copies]])
+    qid_all = np.r_[qid, np.full(10, qid.max() + 1), np.full(10, qid.max() + 2)]
+    zeros, twos = slice(80, 90), slice(90, 100)
+    y_all = np.r_[y, np.zeros(10), np.full(10, 2.0)]
+
+    def fit(X, y, qid):
+        ranker = make(min_samples_leaf=1)
+        made = []
+        make_objective = ranker._make_objective
+
+        def keep(*args, **kwargs):
+            made.append(make_objective(*args, **kwargs))
+            return made[-1]
+
+        ranker._make_objective = keep  # to read the objective of the fit
+        ranker.fit(X, y, qid=qid)
+        del ranker._make_objective
+        return ranker, made[0]
+
+    def same_model(a, b):
+        assert a._booster.baseline == b._booster.baseline
+        assert len(a._booster.trees) == len(b._booster.trees) > 0
+        for ta, tb in zip(a._booster.trees, b._booster.trees):
+            # Rows count in a node's count and, where training had no
+            # missing value (none here), in the side NaN takes: the larger.
+            # Sums may differ by rounding: a child's histogram is its
+            # parent's minus its sibling's, the one with fewer rows.
+            for field in set(ta.dtype.names) - {"count", "missing_go_to_left"}:
+                if field in ("value", "gain"):
+                    np.testing.assert_allclose(ta[field], tb[field], rtol=1e-12, err_msg=field)
+                else:
+                    np.testing.assert_array_equal(ta[field], tb[field], err_msg=field)
+        np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-12, atol=1e-12)
+
+    ranker, objective = fit(X_all, y_all, qid_all)  # rows already in query order
+    assert np.all(np.isfinite(ranker.predict(X_all)))
+    scores = rng.normal(size=100)  # unequal scores within every query
+    objective.prepare_iteration(np.random.default_rng(2))
+    grad, hess = np.zeros(100, np.float32), np.zeros(100, np.float32)
+    objective.gradient_hessian(scores, grad, hess)
+    assert np.abs(grad[:80]).max() > 1e-3  # the other queries do learn
+
+    def softmax(z):
+        e = np.exp(z - z.max())
+        return e / e.sum()
+
+    if name in ("LambdaMARTRanker", "XENDCGRanker", "YetiRankRanker"):
+        assert not grad[80:].any() and not hess[80:].any()
+        if name == "LambdaMARTRanker":
+            same_model(ranker, fit(X, y, qid)[0])
+        else:
+            swapped = np.r_[y, np.full(10, 2.0), np.zeros(10)]
+            same_model(ranker, fit(X_all, swapped, qid_all)[0])
+    elif name == "ListNetRanker":
+        assert not grad[zeros].any() and not hess[zeros].any()
+        expected = softmax(scores[twos]) - 0.1
+        np.testing.assert_allclose(grad[twos], expected, rtol=1e-6, atol=1e-7)
+        without_twos = slice(0, 90)
+        same_model(fit(X_all[without_twos], y_all[without_twos], qid_all[without_twos])[0],
+                   fit(X, y, qid)[0])
+    elif name == "CalibratedRanker":
+        # binarize=True: y > 0 is relevant; (1 - alpha) SigmoidCE + alpha
+        # ListCE on the logits log sigmoid(s), whose softmax is sigmoid / sum.
+        alpha = objective.alpha
+        sig = 1 / (1 + np.exp(-scores))
+        np.testing.assert_allclose(grad[zeros], (1 - alpha) * sig[zeros], rtol=1e-6)
+        s = sig[twos]
+        expected = (1 - alpha) * (s - 1) + alpha * (1 - s) * (s / s.sum() - 0.1)
+        np.testing.assert_allclose(grad[twos], expected, rtol=1e-6, atol=1e-7)
+        relevant = (y_all > 0).mean()
+        assert ranker._booster.baseline == pytest.approx(np.log(relevant / (1 - relevant)))
+        assert relevant != (y > 0).mean()
+    else:
+        pytest.fail(f"{name}: say here what a query of equal labels gives its objective")
 
 
 def test_no_query_with_a_relevant_document(make, data):

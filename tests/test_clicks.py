@@ -312,11 +312,25 @@ def test_bad_qid_raises():
         simulate_clicks(LABELS, np.array([0, 0, 1, np.nan, 1, 1]))
 
 
-def test_defaults_of_other_models_are_accepted():
-    # Explicitly passing a default is not a mistake.
-    simulate_clicks(LABELS, QID, model="cascade", eta=1.0, continuation=1.0,
-                    satisfaction=None, n_sessions=2, random_state=0)
-    simulate_clicks(LABELS, QID, model="pbm", continuation=1, n_sessions=2, random_state=0)
+@pytest.mark.parametrize("model, defaults", [
+    ("cascade", dict(eta=1.0, continuation=1.0, satisfaction=None)),
+    ("pbm", dict(continuation=1, satisfaction=None)),
+    ("dbn", dict(eta=1)),
+])
+def test_defaults_of_other_models_are_accepted(model, defaults):
+    # Explicitly passing another model's parameter at its documented default
+    # is not a mistake, and must be the same as leaving it out: the same log,
+    # draw for draw.
+    common = dict(model=model, n_sessions=50, random_state=0)
+    left_out = simulate_clicks(LABELS, QID, **common)
+    explicit = simulate_clicks(LABELS, QID, **common, **defaults)
+    assert sorted(explicit) == sorted(left_out)
+    for key in left_out:
+        assert_array_equal(explicit[key], left_out[key], err_msg=key)
+    # The comparison can fail: the log has clicks, and another seed changes it.
+    assert 0 < left_out.click.sum() < left_out.click.size
+    other_seed = simulate_clicks(LABELS, QID, **{**common, "random_state": 1}, **defaults)
+    assert not np.array_equal(other_seed.click, left_out.click)
 
 
 # -- training on a click log -----------------------------------------------------

@@ -1,8 +1,9 @@
 """Determinism: the same data and random_state give bit-identical models.
 
-Across repeated fits, numba thread counts, query/feature subsampling, pickle,
-joblib and save_model round trips, and predictions made from several Python
-threads at once. The oracle is always a second computation that must agree
+Across repeated fits, the serial kernels and the parallel ones on two threads
+(forced on this small data, and checked to have run), query/feature
+subsampling, pickle, joblib and save_model round trips, and predictions made
+from several Python threads at once. The oracle is always a second computation that must agree
 bit for bit; the seed-sensitivity test checks that the comparisons can fail.
 """
 
@@ -13,6 +14,8 @@ import joblib
 import numba
 import numpy as np
 import pytest
+from _threads import (assert_fit_ran_in_parallel, assert_ran_in_parallel, needs_two_threads,
+                      parallel_kernels_only)
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
@@ -73,17 +76,18 @@ def test_two_fits_are_bit_identical(cls, sampling, data):
     _assert_identical(a, b, data[0])
 
 
+@needs_two_threads
 @pytest.mark.parametrize("cls, sampling", CASES, ids=IDS)
-def test_one_and_two_threads_give_the_same_model(cls, sampling, data, restore_threads):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip(reason="numba was started with a single thread (NUMBA_NUM_THREADS=1)")
-    numba.set_num_threads(1)
-    one = _fit(_make(cls, sampling), data)
-    scores_one = one.predict(data[0])
-    numba.set_num_threads(2)
-    two = _fit(_make(cls, sampling), data)
-    _assert_identical(one, two, data[0])
-    assert_array_equal(two.predict(data[0]), scores_one)  # prediction with 2 threads too
+def test_serial_and_two_threads_give_the_same_model(cls, sampling, data, restore_threads):
+    X = data[0]
+    serial = _fit(_make(cls, sampling, n_jobs=1), data)  # n_jobs=1: the serial twins
+    with parallel_kernels_only() as picked:
+        parallel = _fit(_make(cls, sampling, n_jobs=2), data)
+        scores = parallel.predict(X)
+    assert_fit_ran_in_parallel(picked)
+    assert_ran_in_parallel(picked, "_predict_blocks")
+    _assert_identical(serial, parallel, X)
+    assert_array_equal(scores, serial.predict(X))
 
 
 @pytest.mark.parametrize("cls", CLASSES)

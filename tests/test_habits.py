@@ -9,6 +9,7 @@ a fix that works: the suggested call is run), and the unchanged behaviour of
 real parameters and of names outside the table.
 """
 
+import ast
 import inspect
 import pickle
 import re
@@ -215,14 +216,35 @@ def test_names_outside_the_table_keep_pythons_error():
 # -- the estimator stays a scikit-learn estimator -------------------------------------------
 
 
+def _documented_defaults(cls):
+    """The class docstring's Parameters section (numpydoc, written by hand):
+    ``{name: default}``, each default read from its ``default=...`` text."""
+    doc = inspect.cleandoc(cls.__doc__)
+    section = doc.split("Parameters\n----------\n", 1)[1]
+    section = re.split(r"\n\S[^\n]*\n-{3,}\n", section)[0]  # up to the next section
+    entries = re.findall(r"^(\w+) : (.*(?:\\\n.*)?)$", section, flags=re.M)
+    assert entries, f"no parameters found in {cls.__name__}'s docstring"
+    defaults = {}
+    for name, kind in entries:
+        default = re.search(r"default=(.*)$", kind.replace("\\\n", ""))
+        assert default, f"{cls.__name__}'s docstring gives {name} no default"
+        defaults[name] = ast.literal_eval(default.group(1))
+    return defaults
+
+
 @pytest.mark.parametrize("cls", RANKERS)
 def test_signatures_list_only_the_real_parameters(cls):
+    # The real parameters are those the docstring documents and the
+    # parameter validation declares, with the documented defaults.
+    documented = _documented_defaults(cls)
     init = inspect.signature(cls)
-    assert set(init.parameters) == _real_params(cls)
+    assert set(init.parameters) == set(documented) == set(cls._parameter_constraints)
     assert all(p.kind is p.KEYWORD_ONLY for p in init.parameters.values())
-    assert "n_jobs" in init.parameters and "num_leaves" not in init.parameters
+    assert {name: p.default for name, p in init.parameters.items()} == documented
+    assert cls().get_params() == documented
     fit = inspect.signature(cls.fit)
     assert list(fit.parameters)[:3] == ["self", "X", "y"]
+    assert "qid" in fit.parameters and "sample_weight" in fit.parameters  # DESIGN.md section 3
     assert not any(p.kind is p.VAR_KEYWORD for p in fit.parameters.values())
     # The wrappers are installed once per method, and keep the docstrings.
     assert not hasattr(cls.__init__.__wrapped__, "_checks_foreign_names")
@@ -231,11 +253,23 @@ def test_signatures_list_only_the_real_parameters(cls):
 
 @pytest.mark.parametrize("cls", RANKERS)
 def test_clone_pickle_and_routing_are_unchanged(cls, data):
-    ranker = cls(max_leaf_nodes=7, n_jobs=1)
-    assert clone(ranker).get_params() == ranker.get_params()
-    assert pickle.loads(pickle.dumps(ranker)).get_params() == ranker.get_params()
+    # What must come back is what was set, and the documented defaults for
+    # the rest; a fitted copy predicts what the original predicts.
+    X, y, qid = data
+    y = (y > 0).astype(float) if cls is CalibratedRanker else y
+    ranker = cls(max_leaf_nodes=7, n_jobs=1, **SMALL)
+    expected = {**_documented_defaults(cls), "max_leaf_nodes": 7, "n_jobs": 1, **SMALL}
+    assert clone(ranker).get_params() == expected
+    assert pickle.loads(pickle.dumps(ranker)).get_params() == expected
+    ranker.fit(X, y, qid=qid)
+    copy = pickle.loads(pickle.dumps(ranker))
+    assert copy.get_params() == expected
+    np.testing.assert_array_equal(copy.predict(X), ranker.predict(X))
+    # DESIGN.md section 2: fit and score take qid by metadata routing without
+    # set_*_request calls; sample_weight is routed as scikit-learn routes it.
     routing = ranker.get_metadata_routing()
     assert routing.fit.requests["qid"] is True
+    assert routing.score.requests["qid"] is True
     assert "sample_weight" in routing.fit.requests
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 
 from sklearn_ltr._gbdt.histogram import (
     _build_histogram,
@@ -11,6 +12,7 @@ from sklearn_ltr._gbdt.histogram import (
     _gather_gradients,
     allocate_histograms,
 )
+from sklearn_ltr._utils.threads import numba_threads
 
 N_BINS = 17  # 16 value bins + the missing bin
 
@@ -94,19 +96,16 @@ def test_feature_mask_leaves_other_features_untouched():
     assert np.all(hist[off] == -7.0)
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_histogram_same_on_any_thread_count(n_threads):
-    numba = pytest.importorskip("numba")
+@needs_two_threads
+def test_histogram_same_on_one_and_two_threads():
     X, g, h = _data(n=5000, n_features=8, seed=7)
     rows = np.arange(1, 5000, 2, dtype=np.int32)
-    old = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with numba_threads(1):  # the serial twin
         ref = _build(X, g, h, rows)
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    # 20,000 cells: below the parallel kernel's threshold, so forced.
+    with numba_threads(2), parallel_kernels_only() as picked:
         np.testing.assert_array_equal(_build(X, g, h, rows), ref)
-    finally:
-        numba.set_num_threads(old)
+    assert_ran_in_parallel(picked, "_build_histogram_of_rows")
 
 
 @pytest.mark.parametrize("n_features", [3, 8, 13])

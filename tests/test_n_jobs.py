@@ -3,12 +3,16 @@ and score, scikit-learn's conventions for None and negative values, the
 previous thread count restored (also after an error and between stages),
 the same model on any number of threads, and persistence.
 
-The oracle for "the same model" is a fit on another number of threads that
-must agree bit for bit (trees, baseline, predictions, stages, scores). The
-thread counts the kernels ran with are read inside ``Booster.boost``,
-``Booster.predict``, ``Booster.staged_predict`` and ``ndcg_score``.
+The oracle for "the same model" is a fit on one thread, which runs the
+serial twins of the kernels, against a fit on two threads with the parallel
+kernels forced (the data are below the sizes where they run by themselves)
+and checked to have run: they must agree bit for bit (trees, baseline,
+predictions, stages, scores). The thread counts the kernels ran with are
+read inside ``Booster.boost``, ``Booster.predict``,
+``Booster.staged_predict`` and ``ndcg_score``.
 """
 
+import contextlib
 import io
 import os
 import threading
@@ -16,23 +20,22 @@ import threading
 import numba
 import numpy as np
 import pytest
+from _threads import (assert_fit_ran_in_parallel, assert_ran_in_parallel, needs_two_threads,
+                      parallel_kernels_only)
+from conftest import RANKERS, fit_labels
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
 import sklearn_ltr._rankers.mixin as base
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker
 from sklearn_ltr._utils.threads import _n_threads, numba_threads
 from sklearn_ltr._gbdt.booster import Booster
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.persistence import load_model, save_model
 
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
 SMALL = dict(n_estimators=8, max_leaf_nodes=8, min_samples_leaf=5, random_state=3)
 N_THREADS = numba.config.NUMBA_NUM_THREADS
-needs_two_threads = pytest.mark.skipif(
-    N_THREADS < 2, reason="numba was started with a single thread (NUMBA_NUM_THREADS=1)"
-)
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 
 
@@ -53,13 +56,9 @@ def restore_threads():
     numba.set_num_threads(before)
 
 
-def _labels(cls, y):
-    return (y > 0).astype(np.float64) if cls is CalibratedRanker else y
-
-
 def _fit(cls, data, **params):
     X, y, qid = data
-    return cls(**{**SMALL, **params}).fit(X, _labels(cls, y), qid=qid)
+    return cls(**{**SMALL, **params}).fit(X, fit_labels(cls, y), qid=qid)
 
 
 def _threads_seen(monkeypatch):
@@ -148,7 +147,7 @@ def test_fit_predict_stages_and_score_run_on_n_jobs_threads(cls, data, monkeypat
     ranker = _fit(cls, data, n_jobs=1, early_stopping=True)
     ranker.predict(X)
     list(ranker.staged_predict(X))
-    ranker.score(X, _labels(cls, y), qid=qid)
+    ranker.score(X, fit_labels(cls, y), qid=qid)
     ranker.rank(X, qid=qid)
     called = {name for name, _ in seen}
     assert {"boost", "predict", "staged_predict", "ndcg_score"} <= called
@@ -241,24 +240,39 @@ EXTRA = {
 @pytest.mark.parametrize("options", ["plain", "sampled", "extra"])
 def test_one_and_two_threads_give_bit_identical_models(cls, options, data):
     X, y, qid = data
+    labels = fit_labels(cls, y)
     params = {"plain": {}, "sampled": SAMPLED, "extra": EXTRA.get(cls, SAMPLED)}[options]
-    one = _fit(cls, data, n_jobs=1, **params)
-    two = _fit(cls, data, n_jobs=2, **params)
+    one = _fit(cls, data, n_jobs=1, **params)  # one thread: the serial twins of the kernels
+    # The data are too small for the parallel kernels to run by themselves.
+    with parallel_kernels_only() as picked:
+        two = _fit(cls, data, n_jobs=2, **params)
+    assert_fit_ran_in_parallel(picked)
     assert len(one._booster.trees) == len(two._booster.trees) > 0
     for a, b in zip(one._booster.trees, two._booster.trees):
         assert a.tobytes() == b.tobytes()
     assert one._booster.baseline == two._booster.baseline
     assert_array_equal(one.validation_score_, two.validation_score_)
-    # Predict each model on the other's thread count too.
-    for n_jobs in (1, 2):
+    # Predict each model on the other's thread count too: serial on one
+    # thread, the parallel kernels on two.
+    for n_jobs, forced in ((1, False), (2, True)):
         one.set_params(n_jobs=n_jobs)
-        assert_array_equal(one.predict(X), two.predict(X))
-        for a, b in zip(one.staged_predict(X), two.staged_predict(X)):
+        with parallel_kernels_only() if forced else contextlib.nullcontext() as picked:
+            scores = one.predict(X), two.predict(X)
+            stages = list(zip(one.staged_predict(X), two.staged_predict(X)))
+            score = one.score(X, labels, qid=qid), two.score(X, labels, qid=qid)
+            ranks = one.rank(X, qid=qid), two.rank(X, qid=qid)
+            if cls is CalibratedRanker:
+                probas = one.predict_proba(X), two.predict_proba(X)
+        if forced:
+            assert_ran_in_parallel(picked, "_predict_blocks", "_dcg_per_query")
+        assert_array_equal(*scores)
+        assert len(stages) == one.n_iter_
+        for a, b in stages:
             assert_array_equal(a, b)
-        assert one.score(X, _labels(cls, y), qid=qid) == two.score(X, _labels(cls, y), qid=qid)
-        assert_array_equal(one.rank(X, qid=qid), two.rank(X, qid=qid))
+        assert score[0] == score[1]
+        assert_array_equal(*ranks)
         if cls is CalibratedRanker:
-            assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+            assert_array_equal(*probas)
 
 
 # -- persistence --------------------------------------------------------------------------

@@ -2,13 +2,14 @@
 
 import math
 
-import numba
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy.special import expit
 
 from sklearn_ltr._objectives import OBJECTIVES, BaseObjective, LambdaRankObjective
 from sklearn_ltr._objectives.lambdarank import _sort_ranks
+from sklearn_ltr._utils.threads import numba_threads
 
 
 def _reference_one_query(y, s, k, sigma, normalize, w=None):
@@ -216,16 +217,15 @@ def test_sample_weights_scale_rows():
     np.testing.assert_allclose(hess_w, hess * w, rtol=1e-6, atol=1e-9)
 
 
+@needs_two_threads
 def test_same_result_on_one_and_two_threads():
     y, s, offsets, w = _random_data(seed=17, n_queries=300, max_size=60)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with numba_threads(1):  # the serial twin
         grad1, hess1 = _compute(y, s, offsets, w)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    # The parallel kernel on two threads (about 9,000 rows: above the kernel's threshold, forced anyway).
+    with numba_threads(2), parallel_kernels_only() as picked:
         grad2, hess2 = _compute(y, s, offsets, w)
-    finally:
-        numba.set_num_threads(before)
+    assert_ran_in_parallel(picked, "_lambdarank_gradient_hessian")
     np.testing.assert_array_equal(grad1, grad2)
     np.testing.assert_array_equal(hess1, hess2)
 

@@ -6,13 +6,14 @@ and the std normalisation of gradient-descent leaves."""
 
 import math
 
-import numba
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy.special import expit
 
 from sklearn_ltr._objectives import OBJECTIVES, LambdaRankMultiObjective, LambdaRankObjective
 from sklearn_ltr._objectives.multi_objective import schedule_weights
+from sklearn_ltr._utils.threads import numba_threads
 from sklearn_ltr.metrics import cndcg_score, ndcg_score
 
 # Many reference metric values are single queries scored without qid on purpose; the warning
@@ -400,6 +401,7 @@ def test_gradient_leaves_normalise_each_query_by_its_std():
 # -- misc ------------------------------------------------------------------------
 
 
+@needs_two_threads
 def test_same_result_on_one_and_two_threads():
     rng = np.random.default_rng(19)
     sizes = rng.integers(1, 40, 120)
@@ -409,14 +411,11 @@ def test_same_result_on_one_and_two_threads():
     obj = _objective(y, offsets, y_secondary=c, secondary_weight=0.3,
                      lambda_schedule="linear", schedule_eta=0.1, leaf_estimation="gradient")
     obj.set_iteration(2)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
+    with numba_threads(1):  # the serial twin of the lambdarank kernel
         one = _gradient(obj, s)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    with numba_threads(2), parallel_kernels_only() as picked:
         two = _gradient(obj, s)
-    finally:
-        numba.set_num_threads(before)
+    assert_ran_in_parallel(picked, "_lambdarank_gradient_hessian")
     np.testing.assert_array_equal(one[0], two[0])
     np.testing.assert_array_equal(one[1], two[1])
 

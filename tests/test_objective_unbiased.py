@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import spearmanr
 from sklearn import config_context
@@ -319,13 +320,18 @@ def test_early_stopping_with_debiasing(clicks):
     assert ranker.position_bias_[0] == 1.0
 
 
+@needs_two_threads
 def test_same_model_on_one_and_two_threads(clicks):
     X, click, qid, position = clicks
     X, click, qid, position = (np.concatenate([a] * 3) for a in (X, click, qid, position))
     qid = qid + np.repeat(np.arange(3), qid.shape[0] // 3) * 1000  # 450 queries, 4.5k rows
     params = dict(PARAMS, position_debiasing="unbiased_lambdamart")
     one = LambdaMARTRanker(**params, n_jobs=1).fit(X, click, qid=qid, position=position)
-    two = LambdaMARTRanker(**params, n_jobs=2).fit(X, click, qid=qid, position=position)
+    # Every kernel parallel, also those this data is too small for.
+    with parallel_kernels_only() as picked:
+        two = LambdaMARTRanker(**params, n_jobs=2).fit(X, click, qid=qid, position=position)
+    assert_ran_in_parallel(picked, "_unbiased_lambdarank_gradient_hessian",
+                           "_build_histogram_of_rows", "_best_split_of_each_feature")
     for a, b in zip(one._booster.trees, two._booster.trees):
         assert a.tobytes() == b.tobytes()
     assert_array_equal(one.position_bias_, two.position_bias_)

@@ -1,10 +1,13 @@
 """Tests for sklearn_ltr._objectives.xendcg (XE-NDCG gradients and Newton terms)."""
 
-import numba
+import contextlib
+
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 
 from sklearn_ltr._objectives import OBJECTIVES, BaseObjective, XENDCGObjective
+from sklearn_ltr._utils.threads import numba_threads
 
 
 def _random_data(seed, n_queries=30, min_size=2, max_size=20, max_label=4):
@@ -303,18 +306,18 @@ def test_gamma_is_redrawn_from_the_generator():
     np.testing.assert_array_equal(_compute(expected, s)[0], first[0])
 
 
+@needs_two_threads
 def test_same_result_on_one_and_two_threads():
     y, s, offsets, w = _random_data(seed=18, n_queries=300, max_size=60)
-    before = numba.get_num_threads()
     results = []
-    try:
-        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
-            numba.set_num_threads(threads)
+    # The serial twin, then the parallel kernel on two threads (about 9,000
+    # rows: below the kernel's threshold).
+    for threads, context in ((1, contextlib.nullcontext()), (2, parallel_kernels_only())):
+        with numba_threads(threads), context as picked:
             obj = XENDCGObjective(y, offsets, w)
             obj.prepare_iteration(np.random.default_rng(19))
             results.append(_compute(obj, s))
-    finally:
-        numba.set_num_threads(before)
+    assert_ran_in_parallel(picked, "_xendcg_gradient_hessian")
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
 

@@ -1,8 +1,8 @@
 """Tests of ensemble prediction from raw and binned values."""
 
-import numba
 import numpy as np
 import pytest
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy import sparse
 
 from sklearn_ltr._gbdt import predictor
@@ -14,6 +14,7 @@ from sklearn_ltr._gbdt.predictor import (
     concatenate_trees,
     predict_raw,
 )
+from sklearn_ltr._utils.threads import numba_threads
 
 from _engine_helpers import predict_binned
 
@@ -126,19 +127,25 @@ def test_hand_built_tree():
     np.testing.assert_array_equal(predict_binned(two, starts, Xb, 7), 2 * expected)
 
 
+@needs_two_threads
 def test_same_predictions_on_one_and_two_threads():
     X, y = _data(n=5000, seed=4)
-    trees, _, _, _, _ = _boost(X, y)
+    trees, _, _, mapper, Xb = _boost(X, y)
     nodes, starts = concatenate_trees(trees)
-    old = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = predict_raw(nodes, starts, X)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = predict_raw(nodes, starts, X)
-    finally:
-        numba.set_num_threads(old)
-    np.testing.assert_array_equal(one, two)
+    missing_bin = mapper.missing_values_bin_idx_
+
+    def predictions():
+        return (predict_raw(nodes, starts, X), predict_raw(nodes, starts, sparse.csr_matrix(X)),
+                predict_binned(nodes, starts, Xb, missing_bin))
+
+    with numba_threads(1):  # the serial twins
+        serial = predictions()
+    # 5000 rows and 8 trees are too few for the raw kernel to go parallel by itself.
+    with numba_threads(2), parallel_kernels_only() as picked:
+        parallel = predictions()
+    assert_ran_in_parallel(picked, "_predict_blocks", "_predict_binned_rows")
+    for one, two in zip(serial, parallel, strict=True):
+        np.testing.assert_array_equal(one, two)
 
 
 def test_bad_nodes_dtype():

@@ -7,10 +7,10 @@ import math
 import sys
 import warnings
 
-import numba
 import numpy as np
 import pandas as pd
 import pytest
+from _threads import assert_fit_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy import sparse
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
@@ -64,19 +64,18 @@ def test_learns_better_than_chance(ranker_class, data):
     assert ranker.score(X[test], y[test], qid=qid[test]) == pytest.approx(learned)
 
 
+@needs_two_threads
 @pytest.mark.parametrize("params", [{}, {"subsample": 0.5, "max_features": 0.5}])
 def test_same_trees_on_one_and_two_threads(ranker_class, data, params):
     X, y, qid = data
-    previous = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = _ranker(ranker_class, **params).fit(X, y, qid=qid)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = _ranker(ranker_class, **params).fit(X, y, qid=qid)
-    finally:
-        numba.set_num_threads(previous)
+    one = _ranker(ranker_class, n_jobs=1, **params).fit(X, y, qid=qid)  # the serial twins
+    # The parallel kernels, which this small data would not run by themselves.
+    with parallel_kernels_only() as picked:
+        two = _ranker(ranker_class, n_jobs=2, **params).fit(X, y, qid=qid)
+        scores = two.predict(X)
+    assert_fit_ran_in_parallel(picked)
     _assert_same_trees(one, two)
-    np.testing.assert_array_equal(one.predict(X), two.predict(X))
+    np.testing.assert_array_equal(one.predict(X), scores)
 
 
 def test_random_state_matters_with_subsampling(ranker_class, data):

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
-from sklearn_ltr._utils.parallel import parallel_kernels_only
+from sklearn_ltr._utils.parallel import parallel_kernels_only, pick
 from sklearn_ltr._utils.sorting import argsort_descending, sort_in_place
+from sklearn_ltr._utils.threads import numba_threads
 from sklearn_ltr.datasets import make_ranking
 
 
@@ -47,3 +48,24 @@ def test_serial_copies_give_the_models_of_the_parallel_kernels(cls):
     for field in a.dtype.names:  # field by field: leaves hold NaN thresholds
         np.testing.assert_array_equal(a[field], b[field], err_msg=field)
     np.testing.assert_array_equal(small.predict(X), forced_scores)
+
+
+def test_parallel_kernels_only_counts_the_kernels_it_forces_and_their_threads():
+    def parallel_kernel():
+        pass
+
+    def serial_kernel():
+        pass
+
+    huge, small = 10**9, 1
+    with numba_threads(1):
+        assert pick(parallel_kernel, serial_kernel, huge, 10) is serial_kernel  # one thread
+        with parallel_kernels_only() as outer:
+            assert pick(parallel_kernel, serial_kernel, small, 10) is parallel_kernel
+            with parallel_kernels_only() as inner:
+                pick(parallel_kernel, serial_kernel, small, 10)
+                pick(parallel_kernel, serial_kernel, small, 10)
+            pick(parallel_kernel, serial_kernel, small, 10)
+        assert pick(parallel_kernel, serial_kernel, small, 10) is serial_kernel  # flag restored
+    assert dict(outer) == {("parallel_kernel", 1): 2}
+    assert dict(inner) == {("parallel_kernel", 1): 2}

@@ -15,6 +15,7 @@ results. Which one runs depends on the size of the input and on the number
 of numba threads (``n_jobs=1`` always runs the serial twins).
 """
 
+import collections
 import contextlib
 import types
 
@@ -23,6 +24,9 @@ from numba import njit
 
 # Set by parallel_kernels_only(); read by pick().
 _parallel_only = False
+# While parallel_kernels_only() runs: the Counter it yields, which pick()
+# fills, so that a test can tell that the parallel kernels really ran.
+_picked = None
 
 
 def serial_twin(parallel_kernel):
@@ -66,6 +70,9 @@ def pick(parallel_kernel, serial_kernel, work, min_parallel_work):
     :func:`parallel_kernels_only`; else ``serial_kernel``. Both give the same
     results."""
     if _parallel_only:
+        # The thread count here is the one the kernel runs on: callers call
+        # the kernel they are given at once, inside the same numba_threads().
+        _picked[_kernel_name(parallel_kernel), numba.get_num_threads()] += 1
         return parallel_kernel
     # The thread count is asked only for large work: the first call starts
     # numba's thread pool, which a small fit never needs.
@@ -74,18 +81,31 @@ def pick(parallel_kernel, serial_kernel, work, min_parallel_work):
     return serial_kernel
 
 
+def _kernel_name(kernel):
+    return getattr(getattr(kernel, "py_func", kernel), "__name__", repr(kernel))
+
+
 @contextlib.contextmanager
 def parallel_kernels_only():
     """Run the parallel kernels even on small inputs, in this context.
 
     For warming up, on small data, the kernels that fits on large data run
-    (``sklearn_ltr.dask.warm_up_workers``). Not thread-safe: it sets a flag
-    of the module.
+    (``sklearn_ltr.dask.warm_up_workers``), and for tests that compare them
+    with their serial twins. Not thread-safe: it sets a flag of the module.
+
+    Yields
+    ------
+    picked : collections.Counter
+        How many times :func:`pick` chose each parallel kernel in this
+        context, keyed by ``(kernel name, numba threads)``: the name of the
+        kernel's Python function and the thread count it ran on. It keeps
+        its counts after the context. A nested context counts its picks in
+        its own Counter only.
     """
-    global _parallel_only
-    previous = _parallel_only
-    _parallel_only = True
+    global _parallel_only, _picked
+    previous = _parallel_only, _picked
+    _parallel_only, _picked = True, collections.Counter()
     try:
-        yield
+        yield _picked
     finally:
-        _parallel_only = previous
+        _parallel_only, _picked = previous
