@@ -21,6 +21,7 @@ from _engine_helpers import predict_binned
 
 def _boost(X, y, n_trees=8, sample_rate=1.0, seed=0):
     """A tiny least-squares boosting loop; returns trees and training scores."""
+    assert np.isfinite(y).all(), "NaN targets would give trees of one leaf"
     mapper = BinMapper(max_bins=31, random_state=0).fit(X)
     Xb = mapper.transform(X)
     grower = TreeGrower(NodeRows(Xb, mapper.missing_values_bin_idx_), mapper.n_bins_non_missing_,
@@ -55,7 +56,8 @@ def _data(n=2000, seed=0, sparse_zeros=False):
         X[rng.random(X.shape) < 0.6] = 0.0
     else:
         X[rng.random(X.shape) < 0.1] = np.nan
-    y = np.nan_to_num(X[:, 0]) * 2 + (np.nan_to_num(X[:, 1]) > 0) + X[:, 4] + rng.standard_normal(n)
+    y = (np.nan_to_num(X[:, 0]) * 2 + (np.nan_to_num(X[:, 1]) > 0) + np.nan_to_num(X[:, 4])
+         + rng.standard_normal(n))
     return X, y
 
 
