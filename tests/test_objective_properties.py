@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKER_IDS, RANKERS, fit_labels
+
 from sklearn_ltr._gbdt.common import G_H_DTYPE
 from sklearn_ltr._objectives import OBJECTIVES
 
@@ -113,7 +114,7 @@ def test_a_per_query_shift_of_the_scores_leaves_gradients_unchanged(name, proble
     np.testing.assert_allclose(hess_s, hess, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("ranker_class", [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker])
+@pytest.mark.parametrize("ranker_class", RANKERS, ids=RANKER_IDS)
 @settings(max_examples=15, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), data=st.data())
@@ -128,7 +129,5 @@ def test_fitting_never_gives_nan_or_inf_predictions(ranker_class, problem, data)
     )
     X = np.array(data.draw(st.lists(values, min_size=3 * n, max_size=3 * n))).reshape(n, 3)
     params = dict(n_estimators=3, min_samples_leaf=1, early_stopping=False, random_state=0)
-    if ranker_class is CalibratedRanker:
-        params["binarize"] = True
-    model = ranker_class(**params).fit(X, y, qid=qid)
+    model = ranker_class(**params).fit(X, fit_labels(ranker_class, y), qid=qid)
     assert np.all(np.isfinite(model.predict(X)))
