@@ -22,7 +22,8 @@ from sklearn_ltr._objectives import OBJECTIVES
 # Objectives whose loss depends on score differences within a query only,
 # hence zero-sum gradients and invariance to a per-query shift. The sigmoid
 # (pointwise) and calibrated mixtures depend on absolute scores.
-RANKING = ["lambdarank", "lambdarank_multi", "xendcg", "listnet", "softmax"]
+RANKING = ["lambdarank", "lambdarank_multi", "lambdarank_pairwise", "lambdarank_unbiased",
+           "xendcg", "listnet", "softmax", "yetirank"]
 CALIBRATED = ["sigmoid", "sigmoid+softmax", "rcr"]
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -58,6 +59,12 @@ def _objective(name, y, offsets):
             y_secondary=secondary, secondary_weight=0.3, lambda_schedule="linear",
             schedule_eta=0.1, leaf_estimation="gradient",
         )
+    elif name == "lambdarank_unbiased":
+        # Each document shown at its place in the query; position biases
+        # other than 1, so that the lambdas are really divided by them.
+        position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
+        top = np.arange(1.0, 9.0)
+        params = dict(position=position, initial_position_bias=(top**-0.5, top**-0.25))
     return OBJECTIVES[name](y, offsets, **params)
 
 
@@ -70,6 +77,10 @@ def _gradients(objective, scores, seed=0):
     objective.prepare_iteration(np.random.default_rng(seed))
     objective.gradient_hessian(scores, grad, hess)
     return grad.astype(float), hess.astype(float)
+
+
+def test_every_registered_objective_is_tested():
+    assert sorted(RANKING + CALIBRATED) == sorted(OBJECTIVES)
 
 
 @pytest.mark.parametrize("name", RANKING)
