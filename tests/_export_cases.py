@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+import conftest
+from sklearn_ltr import CalibratedRanker
 from sklearn_ltr._gbdt.common import NODE_DTYPE, bins_of, bitset_of
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr.datasets import make_ranking
@@ -19,12 +20,8 @@ from sklearn_ltr.export._float32 import floor32
 
 N_FEATURES = 12
 COLUMNS_WITH_NAN = (0, 3, 7)
-RANKERS = {
-    "LambdaMARTRanker": LambdaMARTRanker,
-    "XENDCGRanker": XENDCGRanker,
-    "ListNetRanker": ListNetRanker,
-    "CalibratedRanker": CalibratedRanker,
-}
+# Every ranker class by name (conftest takes them from the registry).
+RANKERS = {cls.__name__: cls for cls in conftest.RANKERS}
 
 
 @functools.lru_cache(maxsize=None)

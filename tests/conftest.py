@@ -48,13 +48,16 @@ def ranker_class(request):
     return request.param
 
 
-@pytest.fixture
+# Session-scoped, so that module-scoped fixtures can use them.
+@pytest.fixture(scope="session")
 def mq2008_dir():
+    """MQ2008 (LETOR 4.0, the five parts S1-S5), or a skip naming it."""
     return require_shared_data("mq2008")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def example_dir():
+    """LightGBM's lambdarank example, or a skip naming it."""
     return require_shared_data("lightgbm_lambdarank_example")
 
 

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKER_IDS, RANKERS, fit_labels
+from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.categorical import (
     CATEGORY_L2,
@@ -212,9 +213,10 @@ def _category_data(n_queries=120, docs=30, n_categories=40, seed=0):
     return X, y, qid
 
 
-@pytest.mark.parametrize("Ranker", [LambdaMARTRanker, XENDCGRanker, ListNetRanker])
+@pytest.mark.parametrize("Ranker", RANKERS, ids=RANKER_IDS)
 def test_native_categories_rank_better_than_ordinal_codes(Ranker):
     X, y, qid = _category_data()
+    y = fit_labels(Ranker, y)
     train, test = qid < 80, qid >= 80
     scores = {}
     for name, cf in (("native", [2]), ("ordinal", None)):

@@ -32,17 +32,11 @@ from sklearn_ltr.metrics import (
     ndcg_score_per_query,
 )
 
-MQ2008 = "/work/shared/data/mq2008"
-S5 = os.path.join(MQ2008, "S5.txt.gz")  # the test part of fold 1
 # Small models: the point is agreement with the Python API, not quality.
 PARAMS_A = dict(
     n_estimators=6, max_leaf_nodes=7, learning_rate=0.3, max_depth=None, normalize_lambdas=True
 )
 PARAMS_B = dict(n_estimators=5, max_leaf_nodes=5)
-
-pytestmark = pytest.mark.skipif(
-    not os.path.isdir(MQ2008), reason="the shared MQ2008 data is not on this machine"
-)
 
 
 def _start(args, cwd):
@@ -93,17 +87,23 @@ def workdir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fold1():
-    return load_letor_folds(MQ2008, 1)
+def s5(mq2008_dir):
+    """MQ2008's S5 part, the test part of fold 1."""
+    return mq2008_dir / "S5.txt.gz"
 
 
 @pytest.fixture(scope="module")
-def models(workdir, fold1):
+def fold1(mq2008_dir):
+    return load_letor_folds(mq2008_dir, 1)
+
+
+@pytest.fixture(scope="module")
+def models(mq2008_dir, workdir, fold1):
     """Two models fitted by the command line, and the same fits through the API."""
     results = run_many(
         [
-            ["fit", MQ2008, "--fold", "1", *_param_args(PARAMS_A), "-o", "a.model"],
-            ["fit", MQ2008, "--ranker", "xendcg", *_param_args(PARAMS_B), "-o", "b.model"],
+            ["fit", mq2008_dir, "--fold", "1", *_param_args(PARAMS_A), "-o", "a.model"],
+            ["fit", mq2008_dir, "--ranker", "xendcg", *_param_args(PARAMS_B), "-o", "b.model"],
         ],
         workdir,
     )
@@ -183,11 +183,11 @@ def test_fit_summary_reports_trees_and_validation_ndcg(models, fold1):
         assert "fit in" in out and "vali part" in out
 
 
-def test_fit_without_early_stopping_ignores_the_vali_part(workdir, fold1, capsys):
+def test_fit_without_early_stopping_ignores_the_vali_part(mq2008_dir, workdir, fold1, capsys):
     # The fold's vali part is loaded anyway; fit would refuse it as unused.
     params = dict(n_estimators=3, early_stopping=False)
     code, out, err = run_here(
-        ["fit", MQ2008, "--fold", "1", *_param_args(params), "-o", workdir / "no_es.model"],
+        ["fit", mq2008_dir, "--fold", "1", *_param_args(params), "-o", workdir / "no_es.model"],
         capsys)
     assert code == 0, err
     (X, y, qid), _, (X_test, _, _) = fold1
@@ -196,10 +196,10 @@ def test_fit_without_early_stopping_ignores_the_vali_part(workdir, fold1, capsys
                                   api.predict(X_test))
 
 
-def test_fit_summary_names_the_metric_that_stopped_it(workdir, fold1, capsys):
+def test_fit_summary_names_the_metric_that_stopped_it(mq2008_dir, workdir, fold1, capsys):
     params = dict(n_estimators=40, max_leaf_nodes=5, learning_rate=0.3, n_iter_no_change=3)
     code, out, err = run_here(
-        ["fit", MQ2008, "--fold", "1", *_param_args(params), "--param", "scoring=map@5",
+        ["fit", mq2008_dir, "--fold", "1", *_param_args(params), "--param", "scoring=map@5",
          "-o", workdir / "map.model"], capsys)
     assert code == 0, err
     (X, y, qid), (X_val, y_val, qid_val), _ = fold1
@@ -211,29 +211,29 @@ def test_fit_summary_names_the_metric_that_stopped_it(workdir, fold1, capsys):
     assert load_model(workdir / "map.model").scoring == "map@5"
 
 
-def test_predict_writes_the_api_scores_exactly(models, workdir):
+def test_predict_writes_the_api_scores_exactly(s5, models, workdir):
     """Scores read back are model.predict's bit for bit, so fit -> predict ->
     NDCG gives the API's number."""
     path, api, _ = models["a"]
     (code, out, err), (code_r, out_r, err_r) = run_many(
         [
-            ["predict", path, S5, "-o", "scores.txt"],
-            ["predict", path, S5, "-o", "-", "--rankings"],
+            ["predict", path, s5, "-o", "scores.txt"],
+            ["predict", path, s5, "-o", "-", "--rankings"],
         ],
         workdir,
     )
     assert code == 0, err
     assert code_r == 0, err_r
-    X, _, qid = load_svmlight_ranking(S5, n_features=api.n_features_in_)
+    X, _, qid = load_svmlight_ranking(s5, n_features=api.n_features_in_)
     expected = api.predict(X)
     with open(workdir / "scores.txt") as fh:
         scores = np.array([float(line) for line in fh])
     np.testing.assert_array_equal(scores, expected)
-    y = load_svmlight_ranking(S5)[1]
+    y = load_svmlight_ranking(s5)[1]
     assert ndcg_score(y, scores, qid=qid) == ndcg_score(y, api.predict(X), qid=qid)
 
     # Rankings: every row once, ranks as LambdaMARTRanker.rank, docids from the comments.
-    with gzip.open(S5, "rt") as fh:
+    with gzip.open(s5, "rt") as fh:
         docids = [line.split("#docid = ")[1].split()[0] for line in fh if line.strip()]
     header, *rows = [line.split("\t") for line in out_r.splitlines()]
     assert header == ["qid", "rank", "row", "docid", "score"]
@@ -268,12 +268,12 @@ def _api_metrics(y, scores, qid, max_grade):
     return table
 
 
-def test_evaluate_matches_the_metrics_of_the_python_api(models, workdir, fold1):
+def test_evaluate_matches_the_metrics_of_the_python_api(mq2008_dir, s5, models, workdir, fold1):
     path, api, _ = models["a"]
     (code, out, err), (code_dir, out_dir, err_dir) = run_many(
         [
-            ["evaluate", path, S5, "--per-query", "pq.tsv"],
-            ["evaluate", path, MQ2008, "--fold", "1", "--per-query", "pq_dir.tsv"],
+            ["evaluate", path, s5, "--per-query", "pq.tsv"],
+            ["evaluate", path, mq2008_dir, "--fold", "1", "--per-query", "pq_dir.tsv"],
         ],
         workdir,
     )
@@ -298,11 +298,11 @@ def test_evaluate_matches_the_metrics_of_the_python_api(models, workdir, fold1):
         assert phrase in out
 
 
-def test_compare_prints_scipy_paired_t_test(models, workdir, fold1):
+def test_compare_prints_scipy_paired_t_test(s5, models, workdir, fold1):
     path_a, api_a, _ = models["a"]
     path_b, api_b, _ = models["b"]
     code, out, err = run(
-        ["evaluate", path_a, S5, "--compare", path_b, "--k", "10", "5", "--per-query", "c.tsv"],
+        ["evaluate", path_a, s5, "--compare", path_b, "--k", "10", "5", "--per-query", "c.tsv"],
         workdir,
     )
     assert code == 0, err
@@ -377,9 +377,9 @@ def _one_line_error(code, err):
     return err
 
 
-def test_bad_params_and_output_dir_exit_2_with_one_line(workdir, capsys):
+def test_bad_params_and_output_dir_exit_2_with_one_line(s5, workdir, capsys):
     valid = sorted(LambdaMARTRanker().get_params())
-    base = ["fit", S5, "-o", workdir / "never.model"]
+    base = ["fit", s5, "-o", workdir / "never.model"]
     unknown = _one_line_error(*run(base + ["--param", "n_estimator=5"], workdir)[::2])
     assert "'n_estimator'" in unknown and "did you mean n_estimators" in unknown
     assert unknown.strip().endswith("valid parameters: " + ", ".join(valid) + ".")
@@ -395,12 +395,12 @@ def test_bad_params_and_output_dir_exit_2_with_one_line(workdir, capsys):
     err = _one_line_error(*run_here(base + ["--param", "tol=1", "--param", "tol=2"], capsys)[::2])
     assert "twice" in err
     missing = workdir / "no-such-dir" / "m.model"
-    err = _one_line_error(*run_here(["fit", S5, "-o", missing], capsys)[::2])
+    err = _one_line_error(*run_here(["fit", s5, "-o", missing], capsys)[::2])
     assert "no-such-dir" in err and "does not exist" in err
     assert not (workdir / "never.model").exists()
 
 
-def test_malformed_data_names_file_and_line(models, workdir, capsys):
+def test_malformed_data_names_file_and_line(s5, models, workdir, capsys):
     path = models["a"][0]
     bad = workdir / "bad.txt"
     bad.write_text("# a comment line\n2 qid:1 1:0.5 2:1\n\n0 qid:1 1:0.25 2:oops\n1 qid:2 1:1\n")
@@ -412,7 +412,7 @@ def test_malformed_data_names_file_and_line(models, workdir, capsys):
     (workdir / "noqid.txt").write_text("1 1:0.5\n0 2:1\n")
     err = _one_line_error(*run_here(["evaluate", path, workdir / "noqid.txt"], capsys)[::2])
     assert "noqid.txt has no 'qid:' entries" in err and "--query-file" in err
-    err = _one_line_error(*run_here(["evaluate", bad, S5], capsys)[::2])
+    err = _one_line_error(*run_here(["evaluate", bad, s5], capsys)[::2])
     assert f"Cannot load model file {bad}" in err
 
 
@@ -553,42 +553,42 @@ def pipeline_models(workdir, fold1):
     return models
 
 
-def test_predict_with_a_saved_pipeline_writes_the_pipeline_scores(pipeline_models, workdir,
+def test_predict_with_a_saved_pipeline_writes_the_pipeline_scores(s5, pipeline_models, workdir,
                                                                   capsys):
     path, pipe = pipeline_models["array"]
-    code, _, err = run(["predict", path, S5, "-o", "pipe_scores.txt"], workdir)
+    code, _, err = run(["predict", path, s5, "-o", "pipe_scores.txt"], workdir)
     assert code == 0, err
-    X, _, qid = load_svmlight_ranking(S5, n_features=pipe.n_features_in_)
+    X, _, qid = load_svmlight_ranking(s5, n_features=pipe.n_features_in_)
     with open(workdir / "pipe_scores.txt") as fh:
         scores = np.array([float(line) for line in fh])
     # Rows reach a pipeline as a dense array (StandardScaler cannot center sparse ones).
     assert scores.tobytes() == pipe.predict(X.toarray()).tobytes()
-    code, out, err = run_here(["predict", path, S5, "-o", "-", "--rankings"], capsys)
+    code, out, err = run_here(["predict", path, s5, "-o", "-", "--rankings"], capsys)
     assert code == 0, err
     ranks = pipe[-1].rank(pipe[:-1].transform(X.toarray()), qid=qid)
     for q, rank, row, _, score in (line.split("\t") for line in out.splitlines()[1:]):
         assert int(rank) == ranks[int(row)] and float(score) == scores[int(row)]
 
 
-def test_predict_gives_a_frame_pipeline_its_frame(pipeline_models, capsys):
+def test_predict_gives_a_frame_pipeline_its_frame(s5, pipeline_models, capsys):
     if "frame" not in pipeline_models:
         pytest.skip(reason="the frame pipeline needs pandas")
     from sklearn_ltr.datasets import to_frame
 
     path, pipe = pipeline_models["frame"]
-    code, out, err = run_here(["predict", path, S5, "-o", "-"], capsys)
+    code, out, err = run_here(["predict", path, s5, "-o", "-"], capsys)
     assert code == 0, err
-    X, _, qid = load_svmlight_ranking(S5, n_features=pipe.n_features_in_ - 1)
+    X, _, qid = load_svmlight_ranking(s5, n_features=pipe.n_features_in_ - 1)
     expected = pipe.predict(to_frame(X, qid))
     assert np.array([float(s) for s in out.split()]).tobytes() == expected.tobytes()
 
 
-def test_evaluate_and_compare_saved_pipelines_match_the_python_metrics(pipeline_models,
+def test_evaluate_and_compare_saved_pipelines_match_the_python_metrics(s5, pipeline_models,
                                                                        workdir, fold1, capsys):
     path, pipe = pipeline_models["array"]
     X, y, qid = fold1[2]
     expected = _api_metrics(y, pipe.predict(X.toarray()), qid, max_grade=2)
-    code, out, err = run_here(["evaluate", path, S5, "--per-query", workdir / "pipe_pq.tsv"],
+    code, out, err = run_here(["evaluate", path, s5, "--per-query", workdir / "pipe_pq.tsv"],
                               capsys)
     assert code == 0, err
     assert (f"model A: {path} (Pipeline(standardscaler -> lambdamartranker): "
@@ -602,7 +602,7 @@ def test_evaluate_and_compare_saved_pipelines_match_the_python_metrics(pipeline_
     from sklearn_ltr.datasets import to_frame
 
     path_b, pipe_b = pipeline_models["frame"]
-    code, out, err = run_here(["evaluate", path, S5, "--compare", path_b], capsys)
+    code, out, err = run_here(["evaluate", path, s5, "--compare", path_b], capsys)
     assert code == 0, err
     b = _api_metrics(y, pipe_b.predict(to_frame(X, qid)), qid, max_grade=2)
     assert "Pipeline(columntransformer -> xendcgranker): XENDCGRanker" in out
@@ -611,27 +611,27 @@ def test_evaluate_and_compare_saved_pipelines_match_the_python_metrics(pipeline_
                                f"{np.mean(b[name]) - np.mean(expected[name]):+.4f}"]
 
 
-def test_pickle_and_joblib_models_are_refused_with_the_reason(models, workdir, capsys):
+def test_pickle_and_joblib_models_are_refused_with_the_reason(s5, models, workdir, capsys):
     import joblib
 
     path, api, _ = models["a"]
     joblib.dump(api, workdir / "a.joblib", compress=3)
-    for command in (["predict", workdir / "a.joblib", S5, "-o", "-"],
-                    ["evaluate", workdir / "a.joblib", S5]):
+    for command in (["predict", workdir / "a.joblib", s5, "-o", "-"],
+                    ["evaluate", workdir / "a.joblib", s5]):
         err = _one_line_error(*run_here(command, capsys)[::2])
         assert "a.joblib: it looks like a zlib-compressed pickle file" in err
         assert "loading a pickle can run arbitrary code" in err
         assert "sklearn_ltr.save_model(model, path)" in err
 
 
-def test_a_pipeline_model_without_skops_exits_2_saying_how_to_install_it(
+def test_a_pipeline_model_without_skops_exits_2_saying_how_to_install_it(s5, 
         pipeline_models, capsys, monkeypatch):
     import sys as _sys
 
     path, _ = pipeline_models["array"]
     monkeypatch.setitem(_sys.modules, "skops", None)
     monkeypatch.setitem(_sys.modules, "skops.io", None)
-    err = _one_line_error(*run_here(["predict", path, S5, "-o", "-"], capsys)[::2])
+    err = _one_line_error(*run_here(["predict", path, s5, "-o", "-"], capsys)[::2])
     assert f"Cannot load model file {path}" in err and "pip install skops" in err
 
 

@@ -21,7 +21,10 @@ from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.ensemble._hist_gradient_boosting.grower import TreeGrower as HGBTreeGrower
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
+from conftest import RANKERS as RANKER_CLASSES
+from conftest import fit_labels
+
+from sklearn_ltr import LambdaMARTRanker, load_model
 from sklearn_ltr._gbdt.constraints import check_interaction_cst
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
 from sklearn_ltr._gbdt.predictor import _predict_binned
@@ -35,13 +38,12 @@ numba.get_num_threads()
 
 MISSING = 255
 
-RANKERS = {
-    "lambdamart": LambdaMARTRanker(),
-    "lambdamart_multi": LambdaMARTRanker(lambda_schedule="linear", leaf_estimation="gradient"),
-    "xendcg": XENDCGRanker(),
-    "listnet": ListNetRanker(),
-    "calibrated": CalibratedRanker(binarize=True),
-}
+# Every ranker, plus LambdaMART with a lambda schedule and gradient leaf
+# values: another objective (lambdarank_multi) and leaves that are mean
+# lambdas rather than Newton steps, which the constraints must bound too.
+RANKERS = {cls.__name__: cls() for cls in RANKER_CLASSES}
+RANKERS["LambdaMARTRanker-multi"] = LambdaMARTRanker(lambda_schedule="linear",
+                                                     leaf_estimation="gradient")
 FIT = dict(n_estimators=30, max_leaf_nodes=15, min_samples_leaf=5, early_stopping=False,
            random_state=0)
 
@@ -280,6 +282,7 @@ def test_a_child_value_is_clipped_at_the_mid_point_and_the_gain_uses_it():
 @pytest.mark.parametrize("name", sorted(RANKERS))
 def test_scores_are_monotonic_in_constrained_features(name):
     X, y, qid = _ranking_data()
+    y = fit_labels(type(RANKERS[name]), y)
     free = clone(RANKERS[name]).set_params(**FIT).fit(X, y, qid=qid)
     constrained = clone(RANKERS[name]).set_params(**FIT, monotonic_cst=[1, -1, 0, 0])
     constrained.fit(X, y, qid=qid)
@@ -323,6 +326,7 @@ def test_constraints_that_constrain_nothing_give_the_unconstrained_trees(params)
 @pytest.mark.parametrize("name", sorted(RANKERS))
 def test_paths_stay_in_one_interaction_group(name):
     X, y, qid = _ranking_data()
+    y = fit_labels(type(RANKERS[name]), y)
     groups = [{0, 1}, {2, 3}]
     free = clone(RANKERS[name]).set_params(**FIT).fit(X, y, qid=qid)
     assert any(not any(path <= group for group in groups) for path in _paths_features(free))

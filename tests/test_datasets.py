@@ -26,17 +26,8 @@ from sklearn_ltr.datasets import (
     to_frame,
 )
 
-DATA = "/work/shared/data"
-MQ2008 = os.path.join(DATA, "mq2008")
-LGBM = os.path.join(DATA, "lightgbm_lambdarank_example")
 BUNDLED = os.path.join(
     os.path.dirname(__import__("sklearn_ltr.datasets").datasets.__file__), "data"
-)
-needs_mq2008 = pytest.mark.skipif(
-    not os.path.isdir(MQ2008), reason="shared MQ2008 copy not available on this machine"
-)
-needs_lgbm = pytest.mark.skipif(
-    not os.path.isdir(LGBM), reason="shared LightGBM example copy not available"
 )
 
 
@@ -67,10 +58,9 @@ def _random_ranking(rng, n=60, d=7, decimals=None):
 # --------------------------------------------------------------------------- svmlight
 
 
-@needs_mq2008
 @pytest.mark.parametrize("part", ["S1", "S5"])
-def test_load_matches_sklearn_direct_parse(part):
-    path = os.path.join(MQ2008, f"{part}.txt.gz")
+def test_load_matches_sklearn_direct_parse(mq2008_dir, part):
+    path = os.path.join(mq2008_dir, f"{part}.txt.gz")
     X, y, qid = load_svmlight_ranking(path)
     X2, y2, qid2 = _direct(path, query_id=True)
     _assert_csr_equal(X, X2)
@@ -154,13 +144,12 @@ def test_load_files_aligns_n_features():
     assert_array_equal(q2, [7])
 
 
-@needs_lgbm
 @pytest.mark.parametrize(
     "name, n_queries, n_docs", [("rank.train", 201, 3005), ("rank.test", 50, 768)]
 )
-def test_lightgbm_query_file(name, n_queries, n_docs):
-    path = os.path.join(LGBM, name + ".gz")
-    query = os.path.join(LGBM, name + ".query")
+def test_lightgbm_query_file(example_dir, name, n_queries, n_docs):
+    path = os.path.join(example_dir, name + ".gz")
+    query = os.path.join(example_dir, name + ".query")
     X, y, qid = load_svmlight_ranking(path, n_features=300, query_file=query)
     # Oracle: the README's direct recipe.
     X2, y2 = _direct(path, n_features=300)
@@ -308,22 +297,21 @@ S_SIZES = {1: (2933, 157), 2: (3635, 157), 3: (3062, 157), 4: (2707, 157), 5: (2
 ROTATION = {1: (1, 4, 5), 2: (2, 5, 1), 3: (3, 1, 2), 4: (4, 2, 3), 5: (5, 3, 4)}
 
 
-@needs_mq2008
 @pytest.mark.parametrize("fold", [1, 2, 3, 4, 5])
-def test_letor_s_layout_matches_readme_table(fold):
-    train, vali, test = load_letor_folds(MQ2008, fold)
+def test_letor_s_layout_matches_readme_table(mq2008_dir, fold):
+    train, vali, test = load_letor_folds(mq2008_dir, fold)
     first, vali_part, test_part = ROTATION[fold]
     assert (train[0].shape[0], np.unique(train[2]).size) == FOLD_TRAIN[fold]
     assert (vali[0].shape[0], np.unique(vali[2]).size) == S_SIZES[vali_part]
     assert (test[0].shape[0], np.unique(test[2]).size) == S_SIZES[test_part]
     assert train[0].shape[1] == vali[0].shape[1] == test[0].shape[1] == 46
     # Content: the test set is the S file itself, parsed directly by sklearn.
-    X, y, qid = _direct(os.path.join(MQ2008, f"S{test_part}.txt.gz"), query_id=True)
+    X, y, qid = _direct(os.path.join(mq2008_dir, f"S{test_part}.txt.gz"), query_id=True)
     _assert_csr_equal(test[0], X)
     assert_array_equal(test[1], y)
     assert_array_equal(test[2], qid)
     # Train starts with S(fold).
-    Xf, _, qf = _direct(os.path.join(MQ2008, f"S{first}.txt.gz"), query_id=True)
+    Xf, _, qf = _direct(os.path.join(mq2008_dir, f"S{first}.txt.gz"), query_id=True)
     _assert_csr_equal(train[0][: Xf.shape[0]], Xf)
     assert_array_equal(train[2][: Xf.shape[0]], qf)
 
@@ -381,22 +369,20 @@ def test_letor_missing_layout_raises(tmp_path):
 # --------------------------------------------------------------------------- bundled data
 
 
-@needs_lgbm
-def test_bundled_files_are_the_shared_copies():
+def test_bundled_files_are_the_shared_copies(example_dir):
     for name in ["rank.train.gz", "rank.train.query", "rank.test.gz", "rank.test.query"]:
-        assert filecmp.cmp(os.path.join(BUNDLED, name), os.path.join(LGBM, name), shallow=False)
+        assert filecmp.cmp(os.path.join(BUNDLED, name), os.path.join(example_dir, name), shallow=False)
     assert "MIT" in open(os.path.join(BUNDLED, "LICENSE_LightGBM.txt")).read()
 
 
-@needs_lgbm
-def test_load_example_matches_direct_parse():
+def test_load_example_matches_direct_parse(example_dir):
     (X_tr, y_tr, q_tr), (X_te, y_te, q_te) = load_example()
     assert isinstance(X_tr, np.ndarray)
     assert X_tr.shape == (3005, 300) and X_te.shape == (768, 300)
     assert np.unique(q_tr).size == 201 and np.unique(q_te).size == 50
     for X, y, q, name in [(X_tr, y_tr, q_tr, "rank.train"), (X_te, y_te, q_te, "rank.test")]:
-        X2, y2 = _direct(os.path.join(LGBM, name + ".gz"), n_features=300)
-        sizes = np.loadtxt(os.path.join(LGBM, name + ".query"), dtype=int)
+        X2, y2 = _direct(os.path.join(example_dir, name + ".gz"), n_features=300)
+        sizes = np.loadtxt(os.path.join(example_dir, name + ".query"), dtype=int)
         assert_array_equal(X, X2.toarray())
         assert_array_equal(y, y2)
         assert_array_equal(q, np.repeat(np.arange(sizes.size), sizes))

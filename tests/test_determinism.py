@@ -19,12 +19,13 @@ from _threads import (assert_fit_ran_in_parallel, assert_ran_in_parallel, needs_
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKERS, fit_labels
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.persistence import load_model, save_model
 
 SMALL = dict(n_estimators=8, max_leaf_nodes=8, min_samples_leaf=5, random_state=3)
-CLASSES = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
+CLASSES = RANKERS
 SAMPLING = {"full": {}, "sampled": dict(subsample=0.6, max_features=0.5)}
 CASES = [(cls, s) for cls in CLASSES for s in SAMPLING]
 IDS = [f"{cls.__name__}-{s}" for cls, s in CASES]
@@ -46,8 +47,7 @@ def _make(cls, sampling, **extra):
 
 def _fit(ranker, data):
     X, y, qid = data
-    labels = (y > 0).astype(np.float64) if isinstance(ranker, CalibratedRanker) else y
-    return ranker.fit(X, labels, qid=qid)
+    return ranker.fit(X, fit_labels(type(ranker), y), qid=qid)
 
 
 def _trees_bytes(ranker):

@@ -23,19 +23,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from sklearn_ltr import (
-    CalibratedRanker,
-    LambdaMARTRanker,
-    ListNetRanker,
-    XENDCGRanker,
-    YetiRankRanker,
-)
+from conftest import RANKERS
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr._rankers.foreign_names import FOREIGN_NAMES, foreign_name_hint
 from sklearn_ltr.cli import main
 from sklearn_ltr.datasets import group_sizes, make_ranking, qid_from_group_sizes
 from sklearn_ltr.exceptions import SingleQueryWarning
 
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker]
 SMALL = dict(n_estimators=3, min_samples_leaf=2, random_state=0)
 
 

@@ -9,7 +9,6 @@ import gzip
 import itertools
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,8 +38,6 @@ from sklearn_ltr.metrics import (
 # Many hand-computed cases are single queries scored without qid on purpose; the warning
 # that says so is tested in test_single_query.py.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn_ltr.exceptions.SingleQueryWarning")
-
-DATA = Path("/work/shared/data")
 
 
 # --------------------------------------------------------------------------
@@ -238,20 +235,20 @@ def test_linear_average_ndcg_and_dcg_equal_sklearn_per_query(k):
     assert mean == pytest.approx(np.mean(expected), rel=1e-12)
 
 
-def _load_letor(name):
+def _load_letor(directory, name):
     from sklearn.datasets import load_svmlight_file
 
-    with gzip.open(DATA / "mq2008" / name, "rb") as fh:
+    with gzip.open(directory / name, "rb") as fh:
         return load_svmlight_file(fh, n_features=46, query_id=True)
 
 
-def test_stable_ndcg_equals_lightgbm_ndcg_on_mq2008():
+def test_stable_ndcg_equals_lightgbm_ndcg_on_mq2008(mq2008_dir):
     lightgbm = pytest.importorskip("lightgbm")
-    parts = [_load_letor(f"S{i}.txt.gz") for i in (1, 2, 3)]
+    parts = [_load_letor(mq2008_dir, f"S{i}.txt.gz") for i in (1, 2, 3)]
     X = np.vstack([p[0].toarray() for p in parts])
     y = np.concatenate([p[1] for p in parts])
     qid = np.concatenate([p[2] for p in parts])
-    X_test, y_test, qid_test = _load_letor("S5.txt.gz")
+    X_test, y_test, qid_test = _load_letor(mq2008_dir, "S5.txt.gz")
     X_test = X_test.toarray()
 
     def sizes(q):
@@ -286,10 +283,10 @@ def test_stable_ndcg_equals_lightgbm_ndcg_on_mq2008():
     )
 
 
-def test_stable_ndcg_equals_xgboost_ndcg_on_mq2008():
+def test_stable_ndcg_equals_xgboost_ndcg_on_mq2008(mq2008_dir):
     xgboost = pytest.importorskip("xgboost")
-    X, y, qid = _load_letor("S1.txt.gz")
-    X_test, y_test, qid_test = _load_letor("S5.txt.gz")
+    X, y, qid = _load_letor(mq2008_dir, "S1.txt.gz")
+    X_test, y_test, qid_test = _load_letor(mq2008_dir, "S5.txt.gz")
     # XGBoost wants rows sorted by query.
     order, order_test = np.argsort(qid, kind="stable"), np.argsort(qid_test, kind="stable")
     X, y, qid = X[order], y[order], qid[order]

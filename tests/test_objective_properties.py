@@ -14,14 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKER_IDS, RANKERS, fit_labels
+
 from sklearn_ltr._gbdt.common import G_H_DTYPE
 from sklearn_ltr._objectives import OBJECTIVES
 
 # Objectives whose loss depends on score differences within a query only,
 # hence zero-sum gradients and invariance to a per-query shift. The sigmoid
 # (pointwise) and calibrated mixtures depend on absolute scores.
-RANKING = ["lambdarank", "lambdarank_multi", "xendcg", "listnet", "softmax"]
+RANKING = ["lambdarank", "lambdarank_multi", "lambdarank_pairwise", "lambdarank_unbiased",
+           "xendcg", "listnet", "softmax", "yetirank"]
 CALIBRATED = ["sigmoid", "sigmoid+softmax", "rcr"]
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -57,6 +59,12 @@ def _objective(name, y, offsets):
             y_secondary=secondary, secondary_weight=0.3, lambda_schedule="linear",
             schedule_eta=0.1, leaf_estimation="gradient",
         )
+    elif name == "lambdarank_unbiased":
+        # Each document shown at its place in the query; position biases
+        # other than 1, so that the lambdas are really divided by them.
+        position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
+        top = np.arange(1.0, 9.0)
+        params = dict(position=position, initial_position_bias=(top**-0.5, top**-0.25))
     return OBJECTIVES[name](y, offsets, **params)
 
 
@@ -69,6 +77,10 @@ def _gradients(objective, scores, seed=0):
     objective.prepare_iteration(np.random.default_rng(seed))
     objective.gradient_hessian(scores, grad, hess)
     return grad.astype(float), hess.astype(float)
+
+
+def test_every_registered_objective_is_tested():
+    assert sorted(RANKING + CALIBRATED) == sorted(OBJECTIVES)
 
 
 @pytest.mark.parametrize("name", RANKING)
@@ -113,7 +125,7 @@ def test_a_per_query_shift_of_the_scores_leaves_gradients_unchanged(name, proble
     np.testing.assert_allclose(hess_s, hess, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("ranker_class", [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker])
+@pytest.mark.parametrize("ranker_class", RANKERS, ids=RANKER_IDS)
 @settings(max_examples=15, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(), data=st.data())
@@ -128,7 +140,5 @@ def test_fitting_never_gives_nan_or_inf_predictions(ranker_class, problem, data)
     )
     X = np.array(data.draw(st.lists(values, min_size=3 * n, max_size=3 * n))).reshape(n, 3)
     params = dict(n_estimators=3, min_samples_leaf=1, early_stopping=False, random_state=0)
-    if ranker_class is CalibratedRanker:
-        params["binarize"] = True
-    model = ranker_class(**params).fit(X, y, qid=qid)
+    model = ranker_class(**params).fit(X, fit_labels(ranker_class, y), qid=qid)
     assert np.all(np.isfinite(model.predict(X)))

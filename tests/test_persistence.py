@@ -21,6 +21,7 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
+import conftest
 from sklearn_ltr import (
     CalibratedRanker,
     LambdaMARTRanker,
@@ -61,6 +62,12 @@ RANKERS = {
     "calibrated_rcr": CalibratedRanker(**SMALL),
     "calibrated_platt": CalibratedRanker(objective="softmax", calibration="platt", **SMALL),
 }
+
+
+def test_the_cases_cover_every_ranker():
+    # The cases are configured instances, so they cannot be conftest.RANKERS
+    # itself; a ranker added to the registry must get a case here.
+    assert {type(r) for r in RANKERS.values()} == set(conftest.RANKERS)
 
 
 @pytest.fixture(scope="module")

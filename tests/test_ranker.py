@@ -13,14 +13,10 @@ import pytest
 from _threads import assert_fit_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy import sparse
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker, load_model
+from conftest import fit_labels
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, load_model
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score
-
-
-@pytest.fixture(params=[LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker], ids=lambda c: c.__name__)
-def ranker_class(request):
-    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +27,8 @@ def graded_data():
 @pytest.fixture
 def data(graded_data, ranker_class):
     X, y, qid = graded_data
-    if ranker_class is CalibratedRanker:  # binary relevance, so metrics see its labels
-        y = (y > 0).astype(float)
-    return X, y, qid
+    # Binary relevance for CalibratedRanker, so that metrics see its labels.
+    return X, fit_labels(ranker_class, y), qid
 
 
 def _assert_same_trees(a, b):

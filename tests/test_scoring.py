@@ -14,13 +14,8 @@ from sklearn.base import clone
 from sklearn.metrics import make_scorer, mean_squared_error
 from sklearn.utils._param_validation import InvalidParameterError
 
-from sklearn_ltr import (
-    CalibratedRanker,
-    LambdaMARTRanker,
-    ListNetRanker,
-    XENDCGRanker,
-    load_model,
-)
+from conftest import RANKER_IDS, RANKERS, fit_labels
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, load_model
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import (
     err_score,
@@ -113,11 +108,10 @@ def test_a_stop_on_another_metric_keeps_another_model(split):
     assert len(set(kept.values())) > 1, kept
 
 
-@pytest.mark.parametrize("ranker_class", [XENDCGRanker, ListNetRanker, CalibratedRanker])
+@pytest.mark.parametrize("ranker_class", RANKERS, ids=RANKER_IDS)
 def test_every_ranker_records_its_scoring(ranker_class, split):
     (X, y, qid), (X_val, y_val, qid_val) = split
-    if ranker_class is CalibratedRanker:
-        y, y_val = (y > 0).astype(float), (y_val > 0).astype(float)
+    y, y_val = fit_labels(ranker_class, y), fit_labels(ranker_class, y_val)
     params = dict(PARAMS, n_estimators=15, n_iter_no_change=50)
     ranker = ranker_class(**params, scoring="map@3")
     ranker.fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)

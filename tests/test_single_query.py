@@ -13,19 +13,20 @@ from sklearn.model_selection import GroupKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKER_IDS, RANKERS, fit_labels
+
+from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr import metrics
 from sklearn_ltr._utils.queries import columns_like_query_ids
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.exceptions import SingleQueryWarning
 
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker]
 X, Y, QID = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
 Y_BINARY = (Y > 0).astype(float)
 
 
 def _labels(cls):
-    return Y_BINARY if cls is CalibratedRanker else Y
+    return fit_labels(cls, Y)
 
 
 def quietly(function, *args, **kwargs):
@@ -35,7 +36,7 @@ def quietly(function, *args, **kwargs):
         return function(*args, **kwargs)
 
 
-@pytest.mark.parametrize("cls", RANKERS)
+@pytest.mark.parametrize("cls", RANKERS, ids=RANKER_IDS)
 def test_fit_and_rank_without_qid_warn(cls):
     ranker = cls(n_estimators=3, random_state=0)
     with pytest.warns(SingleQueryWarning, match=rf"{cls.__name__}\.fit got no query ids, so all "

@@ -11,18 +11,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ltr import (
-    CalibratedRanker,
-    LambdaMARTRanker,
-    ListNetRanker,
-    XENDCGRanker,
-    YetiRankRanker,
-)
+from conftest import RANKERS
+from sklearn_ltr import CalibratedRanker
 from sklearn_ltr.compose import exclude_qid
 from sklearn_ltr.datasets import make_ranking, to_frame
 from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
-
-RANKERS = [LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker]
 
 # Why each listed check is expected to fail.
 _EXPECTED_FAILED_CHECKS = {
@@ -84,7 +77,6 @@ def _fit_qid(model, qid):
     return {f"{name}__qid" if name else "qid": qid}
 
 
-@pytest.mark.parametrize("ranker_class", RANKERS)
 def test_grid_search_pipeline_with_routing(ranker_class, data):
     X, y, qid = data
     pipe = make_pipeline(StandardScaler(), _small(ranker_class))
@@ -105,7 +97,6 @@ def test_grid_search_pipeline_with_routing(ranker_class, data):
     )
 
 
-@pytest.mark.parametrize("ranker_class", RANKERS)
 def test_cross_val_score_routing_and_qid_column_agree(ranker_class, data):
     X, y, qid = data
     model = make_pipeline(StandardScaler(), _small(ranker_class))
@@ -125,7 +116,6 @@ def test_cross_val_score_routing_and_qid_column_agree(ranker_class, data):
     np.testing.assert_allclose(plain, expected, rtol=1e-12)
 
 
-@pytest.mark.parametrize("ranker_class", RANKERS)
 def test_qid_column_is_not_a_feature(ranker_class, data):
     X, y, qid = data
     frame = to_frame(X, qid, feature_names=[f"f{i}" for i in range(X.shape[1])])
@@ -139,7 +129,6 @@ def test_qid_column_is_not_a_feature(ranker_class, data):
         _small(ranker_class).fit(frame, y, qid=qid[::-1])
 
 
-@pytest.mark.parametrize("ranker_class", RANKERS)
 def test_tags_and_metadata_requests(ranker_class):
     ranker = ranker_class()
     tags = ranker.__sklearn_tags__()

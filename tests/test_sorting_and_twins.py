@@ -5,7 +5,7 @@ kernels give the same models."""
 import numpy as np
 import pytest
 
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, ListNetRanker, XENDCGRanker
+from conftest import RANKER_IDS, RANKERS, fit_labels
 from sklearn_ltr._utils.parallel import parallel_kernels_only, pick
 from sklearn_ltr._utils.sorting import argsort_descending, sort_in_place
 from sklearn_ltr._utils.threads import numba_threads
@@ -34,11 +34,10 @@ def test_sort_in_place_is_numpys_sort(n):
     np.testing.assert_array_equal(keys, expected)
 
 
-@pytest.mark.parametrize("cls", [LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker])
+@pytest.mark.parametrize("cls", RANKERS, ids=RANKER_IDS)
 def test_serial_copies_give_the_models_of_the_parallel_kernels(cls):
     X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=6, random_state=0)
-    if cls is CalibratedRanker:
-        y = (y > 0).astype(float)
+    y = fit_labels(cls, y)
     params = dict(n_estimators=5, subsample=0.8, max_features=0.8, random_state=0)
     small = cls(**params).fit(X, y, qid=qid)  # small: the serial copies
     with parallel_kernels_only():

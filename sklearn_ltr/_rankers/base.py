@@ -54,6 +54,10 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
     """Shared parameters and fit logic of the gradient-boosted rankers.
 
     Subclasses set ``_objective_name`` and implement ``_objective_params``.
+    The defaults of ``__init__`` are the shared ones: each ranker's
+    ``__init__`` repeats them (scikit-learn reads an estimator's parameters
+    from its own signature), and ``tests/test_signatures.py`` keeps the
+    copies equal to these.
     """
 
     _parameter_constraints = {
@@ -95,31 +99,31 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        n_estimators,
-        learning_rate,
-        max_leaf_nodes,
-        max_depth,
-        grow_policy,
-        min_samples_leaf,
-        min_hessian_to_split,
-        l2_regularization,
-        max_bins,
-        categorical_features,
-        max_features,
-        subsample,
-        monotonic_cst,
-        interaction_cst,
-        early_stopping,
-        validation_fraction,
-        validation_ndcg_k,
-        scoring,
-        n_iter_no_change,
-        tol,
-        warm_start,
-        importance_type,
-        verbose,
-        random_state,
-        n_jobs,
+        n_estimators=100,
+        learning_rate=0.1,
+        max_leaf_nodes=31,
+        max_depth=None,
+        grow_policy="lossguide",
+        min_samples_leaf=20,
+        min_hessian_to_split=1e-3,
+        l2_regularization=0.0,
+        max_bins=255,
+        categorical_features="from_dtype",
+        max_features=1.0,
+        subsample=1.0,
+        monotonic_cst=None,
+        interaction_cst=None,
+        early_stopping="auto",
+        validation_fraction=0.1,
+        validation_ndcg_k=10,
+        scoring=None,
+        n_iter_no_change=10,
+        tol=1e-7,
+        warm_start=False,
+        importance_type="gain",
+        verbose=0,
+        random_state=None,
+        n_jobs=None,
     ):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate

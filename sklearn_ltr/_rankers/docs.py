@@ -225,3 +225,14 @@ def _ranker_doc(summary, parameters, example_class, attributes=""):
     (3,)
     """
     )
+
+
+def _dask_ranker_doc(summary, local_class, rest):
+    """A Dask ranker's docstring: its ``summary``, the Parameters and
+    Attributes sections of ``local_class`` (built by :func:`_ranker_doc`;
+    the Dask ranker inherits its ``__init__`` and fitted attributes), then
+    ``rest`` (See Also, Examples)."""
+    doc = local_class.__doc__
+    start = doc.index("\n\n    Parameters\n    ----------")
+    end = doc.index("\n\n    Examples\n    --------", start)
+    return summary + doc[start:end] + "\n\n" + rest

@@ -227,10 +227,10 @@ class LambdaMARTRanker(BaseGBRanker):
         sigma=1.0,
         truncation_level=_DEFAULT_TRUNCATION_LEVEL,
         normalize_lambdas=True,
-        label_gain=None,
         target_metric="ndcg",
         pair_method="topk",
         pairs_per_document=None,
+        label_gain=None,
         secondary_weight=0.0,
         lambda_schedule=None,
         schedule_w0=0.25,
@@ -296,10 +296,10 @@ class LambdaMARTRanker(BaseGBRanker):
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize_lambdas = normalize_lambdas
-        self.label_gain = label_gain
         self.target_metric = target_metric
         self.pair_method = pair_method
         self.pairs_per_document = pairs_per_document
+        self.label_gain = label_gain
         self.secondary_weight = secondary_weight
         self.lambda_schedule = lambda_schedule
         self.schedule_w0 = schedule_w0

@@ -22,6 +22,7 @@ from .._rankers import (
 )
 
 from .._rankers.calibrated import _proba_available
+from .._rankers.docs import _dask_ranker_doc
 from ._partitions import (
     is_dask_collection,
     partition_tasks,
@@ -475,7 +476,8 @@ class _DaskRankerMixin:
 
 
 class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
-    """LambdaMART trained data-parallel on a Dask cluster.
+    __doc__ = _dask_ranker_doc(
+        """LambdaMART trained data-parallel on a Dask cluster.
 
     Every worker that holds partitions of the training data keeps their
     rows, bins them with thresholds shared by all workers, computes the
@@ -484,8 +486,9 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     the trees, so the model is the one a single process would fit on all
     rows with the same parameters (only the order of floating-point
     additions differs). Parameters, attributes and methods are those of
-    :class:`~sklearn_ltr.LambdaMARTRanker`; ``fit`` takes dask collections
-    partitioned so that every query lies in one partition.
+    :class:`~sklearn_ltr.LambdaMARTRanker` (the parameters and attributes
+    are repeated below); ``fit`` takes dask collections partitioned so that
+    every query lies in one partition.
 
     Differences from the in-memory ranker: early stopping cannot score the
     training data itself (``validation_fraction=None``); ``y_secondary`` and
@@ -497,9 +500,9 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     client's share of a fit (bin thresholds, validation scores) and of
     ``predict`` (on the workers too, partition by partition); the workers'
     training kernels run on each worker's own numba threads
-    (``NUMBA_NUM_THREADS`` in its environment, see :func:`warm_up_workers`).
-
-    See Also
+    (``NUMBA_NUM_THREADS`` in its environment, see :func:`warm_up_workers`).""",
+        LambdaMARTRanker,
+        """    See Also
     --------
     sklearn_ltr.LambdaMARTRanker : The same model in one process.
     repartition_by_query : Make DataFrame partitions of whole queries.
@@ -518,7 +521,8 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
     >>> ranker = DaskLambdaMARTRanker(n_estimators=50)  # doctest: +SKIP
     >>> ranker.fit(ddf.drop(columns="label"), ddf["label"])  # doctest: +SKIP
     >>> local = ranker.to_local()  # doctest: +SKIP
-    """
+    """,
+    )
 
     _local_class = LambdaMARTRanker
 
@@ -551,65 +555,73 @@ class DaskLambdaMARTRanker(_DaskRankerMixin, LambdaMARTRanker):
 
 
 class DaskXENDCGRanker(_DaskRankerMixin, XENDCGRanker):
-    """XE-NDCG ranker trained data-parallel on a Dask cluster.
+    __doc__ = _dask_ranker_doc(
+        """XE-NDCG ranker trained data-parallel on a Dask cluster.
 
     As :class:`DaskLambdaMARTRanker`, with the objective of
     :class:`~sklearn_ltr.XENDCGRanker`. Each worker draws the random targets
     (gamma) of its own rows as a single process would draw them for those
-    rows, so the model is again the single-process one.
-
-    See Also
+    rows, so the model is again the single-process one.""",
+        XENDCGRanker,
+        """    See Also
     --------
     sklearn_ltr.XENDCGRanker : The same model in one process.
-    """
+    """,
+    )
 
     _local_class = XENDCGRanker
 
 
 class DaskListNetRanker(_DaskRankerMixin, ListNetRanker):
-    """ListNet ranker trained data-parallel on a Dask cluster.
+    __doc__ = _dask_ranker_doc(
+        """ListNet ranker trained data-parallel on a Dask cluster.
 
     As :class:`DaskLambdaMARTRanker`, with the objective of
-    :class:`~sklearn_ltr.ListNetRanker`.
-
-    See Also
+    :class:`~sklearn_ltr.ListNetRanker`.""",
+        ListNetRanker,
+        """    See Also
     --------
     sklearn_ltr.ListNetRanker : The same model in one process.
-    """
+    """,
+    )
 
     _local_class = ListNetRanker
 
 
 class DaskYetiRankRanker(_DaskRankerMixin, YetiRankRanker):
-    """YetiRank ranker trained data-parallel on a Dask cluster.
+    __doc__ = _dask_ranker_doc(
+        """YetiRank ranker trained data-parallel on a Dask cluster.
 
     As :class:`DaskLambdaMARTRanker`, with the objective of
     :class:`~sklearn_ltr.YetiRankRanker`. Each worker draws the noise of its
     own rows as a single process would draw it for those rows, so the model
-    is again the single-process one.
-
-    See Also
+    is again the single-process one.""",
+        YetiRankRanker,
+        """    See Also
     --------
     sklearn_ltr.YetiRankRanker : The same model in one process.
-    """
+    """,
+    )
 
     _local_class = YetiRankRanker
 
 
 class DaskCalibratedRanker(_DaskRankerMixin, CalibratedRanker):
-    """Calibrated ranker trained data-parallel on a Dask cluster.
+    __doc__ = _dask_ranker_doc(
+        """Calibrated ranker trained data-parallel on a Dask cluster.
 
     As :class:`DaskLambdaMARTRanker`, with the objectives of
     :class:`~sklearn_ltr.CalibratedRanker`. The sigmoid-based objectives
     start from the log-odds of the mean label over all workers' rows, so the
     model is again the single-process one. ``calibration="platt"`` fits the
     Platt scaling on ``X_val, y_val, qid_val``, which it then requires: on
-    Dask no training queries are held out for it.
-
-    See Also
+    Dask no training queries are held out for it.""",
+        CalibratedRanker,
+        """    See Also
     --------
     sklearn_ltr.CalibratedRanker : The same model in one process.
-    """
+    """,
+    )
 
     _local_class = CalibratedRanker
 
