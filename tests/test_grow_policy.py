@@ -306,3 +306,13 @@ def test_every_serving_format_reaches_our_scores(policy, tmp_path):
                                    providers=["CPUExecutionProvider"])
     onnx_scores = session.run(None, {"X": probes.astype(np.float32)})[0][:, 0]
     close(onnx_scores, model.predict(probes))
+
+
+@pytest.mark.parametrize("catboost_name, ours", [("SymmetricTree", "symmetric"),
+                                                 ("Depthwise", "depthwise"),
+                                                 ("Lossguide", "lossguide")])
+def test_catboosts_spellings_get_ours_in_the_error(catboost_name, ours, ranking_data):
+    X, y, qid = ranking_data
+    with pytest.raises(ValueError, match=f"CatBoost's grow_policy='{catboost_name}' is "
+                                         f"grow_policy='{ours}' here"):
+        LambdaMARTRanker(grow_policy=catboost_name).fit(X, y, qid=qid)

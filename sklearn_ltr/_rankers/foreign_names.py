@@ -125,10 +125,6 @@ FOREIGN_NAMES = {
     "max_cat_threshold": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "min_data_per_group": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "max_cat_to_onehot": Habit(_BOTH, None, _FIXED_CATEGORICAL_RULES),
-    "grow_policy": Habit(
-        _XGB, None, "trees always grow best-first here (XGBoost's grow_policy='lossguide', "
-        "LightGBM's leaf-wise growth), limited by max_leaf_nodes"
-    ),
     "tree_method": Habit(_XGB, None, "trees are always histogram-based here (tree_method='hist')"),
     "boosting_type": Habit(_LGB, None, "only gradient boosting ('gbdt') is available here"),
     "boosting": Habit(_LGB, None, "only gradient boosting ('gbdt') is available here"),
@@ -484,6 +480,13 @@ def foreign_value_hint(params, *, context="init"):
     if _is_int(verbose) and verbose < 0:
         fix = "--param verbose=0" if cli else "verbose=0"
         hints.append(f"LightGBM's verbose={verbose} is silence; here that is {fix}.")
+    grow_policy = params.get("grow_policy")
+    ours = {"symmetrictree": "symmetric", "depthwise": "depthwise", "lossguide": "lossguide"}
+    if isinstance(grow_policy, str) and grow_policy.lower() in ours \
+            and grow_policy != ours[grow_policy.lower()]:
+        value = ours[grow_policy.lower()]
+        fix = f"--param grow_policy={value}" if cli else f"grow_policy={value!r}"
+        hints.append(f"CatBoost's grow_policy={grow_policy!r} is {fix} here.")
     max_bins = params.get("max_bins")
     if _is_int(max_bins) and max_bins > 255:
         hints.append(
