@@ -42,7 +42,8 @@ OURS_YETI = "YetiRankRanker"
 # Rankers whose fit depends on the seed: random targets (XE-NDCG's gamma),
 # sampled permutations (YetiRank), CatBoost's own randomness. The others are
 # fitted once whatever --seeds says.
-RANDOM = {"XENDCGRanker", "YetiRankRanker", "LightGBM rank_xendcg", REFERENCE}
+RANDOM = {"XENDCGRanker", "YetiRankRanker", "YetiRankRanker symmetric", "LightGBM rank_xendcg",
+          REFERENCE}
 RTOL = 1e-5
 # MAP objectives need binary labels (ours refuses graded ones): they are
 # trained on y >= 1, what sklearn_ltr.metrics.map_score counts as relevant;
@@ -101,6 +102,14 @@ RANKERS = {
     "XENDCGRanker": ("ours", _ours(XENDCGRanker)),
     "ListNetRanker": ("ours", _ours(ListNetRanker)),
     "YetiRankRanker": ("ours", _ours(YetiRankRanker)),
+    # CatBoost's tree shape (grow_policy="symmetric", depth 6), and XGBoost's
+    # depth-wise growth to depth 6 (within the shared 31 leaves).
+    "YetiRankRanker symmetric": ("ours", _ours(YetiRankRanker, grow_policy="symmetric",
+                                               max_depth=6)),
+    "LambdaMART symmetric": ("ours", _ours(LambdaMARTRanker, grow_policy="symmetric",
+                                           max_depth=6)),
+    "LambdaMART depthwise": ("ours", _ours(LambdaMARTRanker, grow_policy="depthwise",
+                                           max_depth=6)),
     # RCR defaults; graded labels need binarize=True (relevant: y > 0).
     "CalibratedRanker": ("ours", _ours(CalibratedRanker, binarize=True)),
     "LightGBM lambdarank": ("lightgbm", _lightgbm("lambdarank")),
@@ -299,6 +308,15 @@ def run(args, argv):
     out = args.out or (os.path.join(tempfile.gettempdir(), "quality_all_rankers_quick.md") if args.quick
                        else os.path.join(os.path.dirname(__file__), "results", "quality_all_rankers.md"))
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    if args.rankers:
+        # A subset of the table; the YetiRank comparison needs its two rows.
+        chosen = {n.strip() for n in args.rankers.split(",") if n.strip()}
+        unknown = chosen - set(RANKERS)
+        if unknown:
+            raise SystemExit(f"--rankers: unknown {sorted(unknown)}; known: {sorted(RANKERS)}")
+        for name in list(RANKERS):
+            if name not in chosen | {OURS_YETI, REFERENCE}:
+                del RANKERS[name]
     unknown = sorted(set(datasets) - set(DATASETS))
     if unknown:
         raise SystemExit(f"--datasets: unknown {unknown}; choose from {','.join(DATASETS)}")

@@ -463,6 +463,11 @@ def main():
         help="with --all-rankers: comma-separated subset of mq2008,example,mr1000,mr5000",
     )
     parser.add_argument(
+        "--rankers", default=None,
+        help="with --all-rankers: comma-separated subset of the table's rankers (YetiRankRanker "
+        "and CatBoost YetiRank are always in)",
+    )
+    parser.add_argument(
         "--time-repeats", type=int, default=2,
         help="with --all-rankers: alternated fits of YetiRankRanker and CatBoost timed per dataset",
     )
