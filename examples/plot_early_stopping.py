@@ -37,8 +37,9 @@ from sklearn_ltr.metrics import ndcg_score
 # %%
 # Holding out a fraction of the training queries
 # ----------------------------------------------
-# ``train_score_`` and ``validation_score_`` hold NDCG@``validation_ndcg_k``
-# after every iteration, the first entry for the model with no trees.
+# ``train_score_`` and ``validation_score_`` hold the NDCG at cutoff
+# ``validation_ndcg_k`` (10) after every iteration, the first entry for
+# the model with no trees.
 ranker = LambdaMARTRanker(
     n_estimators=300,
     learning_rate=0.05,
