@@ -6,12 +6,12 @@ hides its last columns behind a horizontal scroll bar. These tests estimate
 the width from the reST sources, without building the documentation.
 """
 
+import ast
 import re
-from pathlib import Path
 
 import pytest
+from _doc_sources import DOC, EXAMPLES, rst_pages
 
-DOC = Path(__file__).resolve().parent.parent / "doc"
 
 # -- tables -------------------------------------------------------------------
 
@@ -90,11 +90,7 @@ def min_table_width(rows):
     return sum(width + CELL_PADDING for width in columns.values())
 
 
-RST_PAGES = sorted(
-    p for p in DOC.rglob("*.rst")
-    if not {"_build", "auto_examples", "generated"} & set(p.relative_to(DOC).parts)
-    and p.name != "sg_execution_times.rst"
-)
+RST_PAGES = rst_pages()
 
 
 def test_the_width_estimate_matches_the_browser():
@@ -131,3 +127,101 @@ def test_every_table_fits_the_text_column(page):
             f"a table starting {rows[0][0]!r} needs {width:.0f} px; shorten its "
             "longest names in inline code"
         )
+
+
+# -- code blocks ----------------------------------------------------------------
+
+# Characters of code that fit a code block of the text column: 70 at 1280 px
+# (14 px monospace in DejaVu Sans Mono, Menlo, Source Code Pro; measured in
+# Chromium: a line of 71 characters overflows the 622 px block). Longer lines
+# are cut at the right edge, behind the block's scroll bar.
+CODE_WIDTH = 70
+
+_CODE_START = re.compile(r"^( *)(?:\.\. (?:code-block|code|sourcecode)::.*|(?!\.\. ).*::)\s*$")
+
+
+def rst_code_blocks(text):
+    """(line number, lines) of each literal block of a reST page: the body of
+    a code-block directive or the indented block after a line ending in
+    ``::``, without the block's indentation."""
+    lines = text.splitlines()
+    blocks = []
+    i = 0
+    while i < len(lines):
+        match = _CODE_START.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        indent = len(match.group(1))
+        j = i + 1
+        body = []
+        while j < len(lines) and (
+            not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent
+        ):
+            body.append(lines[j])
+            j += 1
+        while body and re.match(r"\s+:[\w-]+:", body[0]):  # directive options
+            body.pop(0)
+        code = [line for line in body if line.strip()]
+        if code:
+            base = min(len(line) - len(line.lstrip()) for line in code)
+            blocks.append((i + 1, [line[base:] for line in code]))
+        i = j
+    return blocks
+
+
+def gallery_code_lines(path):
+    """(line number, line) of the lines of an example that the gallery shows
+    as code: all but the module docstring and the text blocks (the comment
+    lines right after a ``# %%`` line)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = ast.parse("\n".join(lines)).body[0]
+    skip = set(range(first.end_lineno)) if isinstance(first, ast.Expr) else set()
+    for i, line in enumerate(lines):
+        if line.startswith("# %%"):
+            skip.add(i)
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("#"):
+                skip.add(j)
+                j += 1
+    return [(i + 1, line) for i, line in enumerate(lines) if i not in skip]
+
+
+def test_code_blocks_are_found():
+    page = """\
+Text::
+
+    short
+    python -m sklearn_ltr export ranker.model --format lightgbm -o ranker.txt
+
+.. code-block:: python
+   :caption: c
+
+    x = 1
+
+.. toctree::
+
+   not code
+"""
+    blocks = rst_code_blocks(page)
+    assert [lines for _, lines in blocks] == [
+        ["short", "python -m sklearn_ltr export ranker.model --format lightgbm -o ranker.txt"],
+        ["x = 1"],
+    ]
+
+
+@pytest.mark.parametrize("page", RST_PAGES, ids=lambda p: str(p.relative_to(DOC)))
+def test_code_block_lines_fit_the_text_column(page):
+    long = [
+        f"line {start}: {line}"
+        for start, lines in rst_code_blocks(page.read_text(encoding="utf-8"))
+        for line in lines
+        if len(line) > CODE_WIDTH
+    ]
+    assert not long, f"code lines over {CODE_WIDTH} characters:\n" + "\n".join(long)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_gallery_code_lines_fit_the_text_column(example):
+    long = [f"line {n}: {line}" for n, line in gallery_code_lines(example) if len(line) > CODE_WIDTH]
+    assert not long, f"code lines over {CODE_WIDTH} characters:\n" + "\n".join(long)

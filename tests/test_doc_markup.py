@@ -12,13 +12,11 @@ the literal text it names, a directive with reST content has its content
 parsed, and any other directive (code, toctrees, autodoc) is dropped.
 """
 
-import ast
-import importlib
 import inspect
 import re
-from pathlib import Path
 
 import pytest
+from _doc_sources import DOC, EXAMPLES, api_objects, gallery_text_blocks, rst_pages
 
 docutils = pytest.importorskip("docutils")
 pytest.importorskip("numpydoc")
@@ -27,9 +25,6 @@ from docutils import nodes  # noqa: E402
 from docutils.core import publish_doctree  # noqa: E402
 from docutils.parsers.rst import Directive, directives, roles  # noqa: E402
 from numpydoc.docscrape_sphinx import get_doc_object  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "doc"
 
 SPHINX_ROLES = (
     "func meth class attr mod obj data exc ref doc term any numref envvar option "
@@ -121,45 +116,6 @@ def _ancestors(node):
 # -- what is rendered -----------------------------------------------------------
 
 
-def rst_pages():
-    skip = {"_build", "auto_examples", "generated", "gen_modules"}
-    return sorted(
-        p for p in DOC.rglob("*.rst")
-        if not skip & set(p.relative_to(DOC).parts) and p.name != "sg_execution_times.rst"
-    )
-
-
-def api_objects():
-    """Every module, class, function and method the API reference renders."""
-    text = (DOC / "api.rst").read_text(encoding="utf-8")
-    names, module = [], None
-    for line in text.splitlines():
-        if m := re.match(r"\.\. automodule:: (\S+)", line):
-            names.append(m.group(1))
-        elif m := re.match(r"\.\. currentmodule:: (\S+)", line):
-            module = m.group(1)
-        elif m := re.match(r"   ([A-Za-z_]\w*)$", line):
-            names.append(f"{module}.{m.group(1)}")
-    objects = {}
-    for name in names:
-        try:
-            obj = importlib.import_module(name)
-        except ImportError:
-            module_name, attr = name.rsplit(".", 1)
-            obj = getattr(importlib.import_module(module_name), attr)
-        objects[name] = obj
-        if inspect.isclass(obj):
-            # Members documented on the class page (autodoc, inherited
-            # members too), where our package wrote them.
-            for member_name, member in inspect.getmembers(obj):
-                if member_name.startswith("_"):
-                    continue
-                owner = next(c for c in obj.__mro__ if member_name in vars(c))
-                if owner.__module__.startswith("sklearn_ltr") and getattr(member, "__doc__", None):
-                    objects[f"{name}.{member_name}"] = getattr(obj, member_name)
-    return objects
-
-
 def docstring_rst(obj):
     """The reST numpydoc makes of a docstring, as the API pages show it."""
     if inspect.ismodule(obj):
@@ -168,23 +124,6 @@ def docstring_rst(obj):
     if isinstance(obj, property):
         what = "attribute"
     return str(get_doc_object(obj, what=what, config={"show_class_members": False}))
-
-
-def gallery_text_blocks(path):
-    """The reST that sphinx-gallery renders from an example: its docstring
-    and the comment blocks that start with ``# %%``."""
-    source = path.read_text(encoding="utf-8")
-    blocks = [ast.get_docstring(ast.parse(source), clean=True) or ""]
-    lines = source.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("# %%"):
-            block = []
-            for following in lines[i + 1:]:
-                if not following.startswith("#"):
-                    break
-                block.append(following[2:] if following.startswith("# ") else following[1:])
-            blocks.append("\n".join(block))
-    return blocks
 
 
 API = api_objects()
@@ -219,8 +158,7 @@ def test_docstrings_show_no_markup(name):
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("plot_*.py")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_gallery_text_shows_no_markup(example):
     for block in gallery_text_blocks(example):
         found = leaked_markup(block, example)
