@@ -17,14 +17,14 @@ trains for both at once, with the losses of Bai et al. (CIKM 2023):
 * ``"rcr"`` (default): ``(1 - alpha)`` sigmoid plus ``alpha`` times a listwise
   cross entropy over sigmoid scores, whose minimum is the same calibrated one.
 
-This is a small, fast version of ``benchmarks/replicate_calibration.py``: one
+This is a small, fast version of the calibration benchmark: one
 train/validation split of the bundled data with labels binarised
 (``y > 0``), one learning rate and number of trees, four values of
 ``alpha``. Every model is
 scored on the test queries by ``NDCG@10`` (ranking) and LogLoss of
 ``predict_proba`` (calibration); a model is on the Pareto frontier when no
-other model is better on both. See :ref:`benchmarks` for the full run on
-MQ2008.
+other model is better on both. See
+:doc:`/benchmarks/generated/calibration` for the full run on MQ2008.
 """
 
 # %%

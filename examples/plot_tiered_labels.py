@@ -17,8 +17,9 @@ no cost in NDCG.
 
 The bundled data has no clicks, so this example simulates them, fits the
 baseline (``w = 0``) and a few weights, and plots both measures on the test
-queries. It is a small version of ``benchmarks/replicate_multi_objective.py``
-(see :ref:`benchmarks` for the MQ2008 run with paired t-tests).
+queries. It is a small version of the multiple-objectives benchmark (see
+:doc:`/benchmarks/generated/multi_objective` for the MQ2008 run with paired
+t-tests).
 """
 
 # %%

@@ -1,0 +1,83 @@
+"""What the rendered documentation says to a reader, checked on its sources:
+no project-tracker language, links to rendered pages instead of repository
+paths, and every ranker where the rankers are listed."""
+
+import inspect
+import re
+
+import pytest
+from _doc_sources import (
+    DOC,
+    EXAMPLES,
+    RESULTS,
+    ROOT,
+    api_objects,
+    gallery_text_blocks,
+    rst_pages,
+)
+
+API = api_objects()
+
+
+def rendered_texts():
+    """(name, text) of everything that becomes a page or part of one."""
+    texts = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in rst_pages()]
+    texts += [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in RESULTS]
+    for example in EXAMPLES:
+        texts.append((str(example.relative_to(ROOT)), "\n".join(gallery_text_blocks(example))))
+    for name, obj in sorted(API.items()):
+        texts.append((name, inspect.getdoc(obj) or ""))
+    return texts
+
+
+TEXTS = rendered_texts()
+IDS = [name for name, _ in TEXTS]
+
+# How the project's tracker talks: issue numbers, their items and their
+# acceptance criteria. A reader of the documentation has none of them.
+TRACKER = re.compile(
+    r"\bissues? #?\d+|\bthe issue\b|\bitem \d+\b|\bacceptance (?:lines?|checks?)\b|\(#\d+\)",
+    flags=re.IGNORECASE,
+)
+
+
+def test_the_tracker_pattern():
+    for text in ("Cold start (issue 16, item 10)", "(issue 17)", "the goal of issue #20",
+                 "Verdicts on the acceptance lines", "as the issue wants"):
+        assert TRACKER.search(text), text
+    assert not TRACKER.search("XGBoost issue tracker aside, the ranker issues a warning")
+
+
+@pytest.mark.parametrize("name, text", TEXTS, ids=IDS)
+def test_no_tracker_language(name, text):
+    found = [m.group(0) for m in TRACKER.finditer(text)]
+    assert not found, f"{name}: {found}"
+
+
+@pytest.mark.parametrize("report", RESULTS, ids=lambda p: p.name)
+def test_benchmark_page_titles_say_what_they_measure(report):
+    """A report's first heading is its page's title in the navigation."""
+    title = report.read_text(encoding="utf-8").splitlines()[0]
+    assert title.startswith("# ")
+    assert not TRACKER.search(title)
+    assert not re.search(r"\(#?\d+\)$", title)
+
+
+# Repository paths that have a rendered page: the benchmark reports (one
+# page each, doc/benchmarks/generated/) and the test files (none, and no
+# reader needs them).
+REPORT_PATH = re.compile(r"benchmarks/results/\w+\.md|\btests/\w+\.py")
+
+
+@pytest.mark.parametrize("name, text", [t for t in TEXTS if not t[0].startswith("benchmarks/")],
+                         ids=[i for i in IDS if not i.startswith("benchmarks/")])
+def test_pages_link_rendered_pages_not_repository_files(name, text):
+    found = REPORT_PATH.findall(text)
+    assert not found, f"{name} names {found}; link the page (:doc:) instead"
+
+
+def test_doc_links_to_benchmark_reports_exist():
+    for name, text in TEXTS:
+        for target in re.findall(r":doc:`[^`<]*?<?(/benchmarks/generated/[\w]+)>?`", text):
+            report = ROOT / "benchmarks" / "results" / (target.rsplit("/", 1)[1] + ".md")
+            assert report.exists(), f"{name} links {target}"
