@@ -34,6 +34,12 @@ from sklearn_ltr.metrics import ndcg_score
 
 (X, y, qid), (X_test, y_test, qid_test) = load_example()
 
+
+def trees(n):
+    """'1 tree', '42 trees'."""
+    return f"{n} tree" if n == 1 else f"{n} trees"
+
+
 # %%
 # Holding out a fraction of the training queries
 # ----------------------------------------------
@@ -70,7 +76,7 @@ ax.axvline(
     ranker.n_iter_,
     color="gray",
     linestyle="--",
-    label=f"kept: {ranker.n_iter_} trees",
+    label=f"kept: {trees(ranker.n_iter_)}",
 )
 ax.set_xlabel("iteration")
 ax.set_ylabel("NDCG@10")
@@ -106,7 +112,7 @@ print(
 
 # %%
 # Forty validation queries give a noisy NDCG, which is why ``n_iter_no_change``
-# is 50 here: with a patience of 20 at ``learning_rate=0.1`` the run stops
+# is 50 here: with a patience of 20 at ``learning_rate=0.05`` the run stops
 # after a lucky early peak. ``tol`` sets how much of an improvement counts, so
 # a larger value ends the run sooner; the trees kept are still those up to the
 # best validation score seen before the stop.
@@ -124,7 +130,7 @@ for n_iter_no_change, tol in settings:
     print(
         f"n_iter_no_change={n_iter_no_change}, tol={tol:g}: "
         f"{model.validation_score_.size - 1} iterations run, "
-        f"{model.n_iter_} trees kept"
+        f"{trees(model.n_iter_)} kept"
     )
 
 # %%
@@ -150,13 +156,13 @@ stopped_test = ndcg_score(
     y_test, stopped.predict(X_test), qid=qid_test, k=10
 )
 print(
-    f"test NDCG@10, early-stopped model ({stopped.n_iter_} trees): "
+    f"test NDCG@10, early-stopped model ({trees(stopped.n_iter_)}): "
     f"{stopped_test:.4f}"
 )
 print(f"test NDCG@10, all 300 trees: {test_curve[-1]:.4f}")
 best_prefix = int(np.argmax(test_curve)) + 1
 print(
-    f"best prefix on test ({best_prefix} trees): "
+    f"best prefix on test ({trees(best_prefix)}): "
     f"{test_curve.max():.4f}"
 )
 
