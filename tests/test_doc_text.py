@@ -1,6 +1,6 @@
 """What the rendered documentation says to a reader, checked on its sources:
 no project-tracker language, links to rendered pages instead of repository
-paths, and every ranker where the rankers are listed."""
+paths, and every ranker where the rankers are listed (in the README too)."""
 
 import inspect
 import re
@@ -15,6 +15,8 @@ from _doc_sources import (
     gallery_text_blocks,
     rst_pages,
 )
+
+import sklearn_ltr
 
 API = api_objects()
 
@@ -81,3 +83,50 @@ def test_doc_links_to_benchmark_reports_exist():
         for target in re.findall(r":doc:`[^`<]*?<?(/benchmarks/generated/[\w]+)>?`", text):
             report = ROOT / "benchmarks" / "results" / (target.rsplit("/", 1)[1] + ".md")
             assert report.exists(), f"{name} links {target}"
+
+
+# -- the rankers ------------------------------------------------------------------
+
+RANKERS = sorted(
+    name for name in sklearn_ltr.__all__
+    if inspect.isclass(getattr(sklearn_ltr, name)) and name.endswith("Ranker")
+)
+README = ROOT / "README.md"
+
+
+def prose_paragraphs(text):
+    """The paragraphs of a reST or Markdown text outside code blocks."""
+    text = re.sub(r"(?ms)^```.*?^```", "", text)
+    return [p for p in re.split(r"\n\s*\n", text)
+            if p.strip() and not p.startswith("    ") and "::\n" not in p]
+
+
+def test_the_package_has_five_rankers():
+    assert RANKERS == ["CalibratedRanker", "LambdaMARTRanker", "ListNetRanker",
+                       "XENDCGRanker", "YetiRankRanker"]
+
+
+READERS_TEXTS = TEXTS + [("README.md", README.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("name, text", READERS_TEXTS, ids=[n for n, _ in READERS_TEXTS])
+def test_no_text_counts_four_rankers(name, text):
+    assert not re.search(r"\b(?:all )?four (?:of the )?rankers\b", text, flags=re.I), name
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [t for t in READERS_TEXTS if not t[0].startswith("benchmarks/")],
+    ids=[n for n, _ in READERS_TEXTS if not n.startswith("benchmarks/")],
+)
+def test_a_paragraph_that_lists_rankers_lists_them_all(name, text):
+    """Four ranker classes named together read as the list of the rankers;
+    it must be complete. (An example comparing three is not such a list.)"""
+    pattern = re.compile(r"\b(%s)\b" % "|".join(RANKERS))
+    for paragraph in prose_paragraphs(text):
+        named = set(pattern.findall(paragraph))
+        if len(named) >= 4:
+            assert named == set(RANKERS), (
+                f"{name}: a paragraph names {sorted(named)}, without "
+                f"{sorted(set(RANKERS) - named)}:\n{paragraph}"
+            )
