@@ -130,3 +130,34 @@ def test_a_paragraph_that_lists_rankers_lists_them_all(name, text):
                 f"{name}: a paragraph names {sorted(named)}, without "
                 f"{sorted(set(RANKERS) - named)}:\n{paragraph}"
             )
+
+
+# -- navigation ------------------------------------------------------------------------
+
+
+def page_title(path):
+    """The first section title of a reST page (the one navigation shows)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for above, line, below in zip(lines, lines[1:], lines[2:]):
+        if line.strip() and re.fullmatch(r"(=+|-+)", below.strip() or "x") and \
+                len(below.strip()) >= len(line.strip()):
+            return line.strip()
+    raise AssertionError(f"{path} has no title")
+
+
+def user_guide_pages():
+    index = (DOC / "user_guide" / "index.rst").read_text(encoding="utf-8")
+    toctree = index.split(".. toctree::", 1)[1]
+    names = re.findall(r"^   (\w+)$", toctree, flags=re.M)
+    return [DOC / "user_guide" / f"{name}.rst" for name in names]
+
+
+def test_position_bias_correction_is_in_the_navigation():
+    """The user guide's sidebar lists page titles; correcting position bias
+    is a section of the clicks page, so that page's title names it."""
+    pages = {page.stem: page_title(page) for page in user_guide_pages()}
+    assert "clicks" in pages
+    assert "position bias" in pages["clicks"].lower()
+    assert "clicks" in pages["clicks"].lower()
+    text = (DOC / "user_guide" / "clicks.rst").read_text(encoding="utf-8")
+    assert ".. _position_bias:\n\nCorrecting position bias\n====" in text
