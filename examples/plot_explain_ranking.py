@@ -42,9 +42,8 @@ order = np.argsort(-scores, kind="stable")
 top = order[0]
 lead = scores[top] - scores.mean()
 print(
-    f"query {query}: {rows.size} documents; the top one "
-    f"(label {y_test[rows][top]:g}) scores {lead:+.3f} above the "
-    "query's mean"
+    f"query {query} ({rows.size} documents): top document, label "
+    f"{y_test[rows][top]:g}, {lead:+.3f} above the mean"
 )
 
 # The features that move the top document most, and the same features

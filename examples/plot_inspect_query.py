@@ -54,8 +54,9 @@ pick = candidates[np.argsort(ndcg[candidates])[candidates.size // 2]]
 query = queries[pick]
 rows = np.flatnonzero(qid_test == query)
 
-# All rows of one query: no qid needed.
-model_rank = ranker.rank(X_test[rows])
+# Ranks within the query (its qid tells the ranker the rows are one
+# query, which it would otherwise warn about).
+model_rank = ranker.rank(X_test[rows], qid=qid_test[rows])
 # The best possible order sorts by label; equal labels share their
 # best rank.
 ideal_rank = (
