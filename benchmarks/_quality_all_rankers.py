@@ -439,7 +439,7 @@ def _simple_table(results, title, fmt):
 
 
 def _verdict(results, means_all, best_all, means_stop, best_stop):
-    lines = ["## YetiRankRanker against CatBoost YetiRank (the goal of issue #20)", "",
+    lines = ["## YetiRankRanker against CatBoost YetiRank", "",
              "Goal: NDCG@10 not significantly below CatBoost's (paired t-test, p < 0.05) on every "
              "dataset, fit time at most 1/3 of CatBoost's, and the highest mean NDCG@10 over the "
              "datasets of any ranker in the table.", ""]
@@ -477,7 +477,7 @@ def _report(results, meta):
     trees, patience = config["trees"], config["patience"]
     s = SHARED
     lines = [
-        "# Every ranker beside LightGBM, XGBoost and CatBoost (issue #20)", "",
+        "# Every ranker beside LightGBM, XGBoost and CatBoost", "",
         "QUICK SMOKE RUN: few trees and small data, for checking the script, not for results."
         if meta["quick"] else "", "",
         f"Command: `{' '.join(meta['argv'])}`  ",

@@ -104,7 +104,7 @@ def table_section(results, datasets, etas, rule):
 
 
 def verdicts(tests, spear, datasets, etas):
-    lines = ["## Verdicts on the acceptance lines", ""]
+    lines = ["## Verdicts on the expected results", ""]
     at10 = len(CUTOFFS) - 1
     for key, text in ((("unbiased", "clicks"), "Unbiased LambdaMART ranks true relevance better than "
                        "LambdaMART on raw clicks (NDCG@10, p < 0.05)"),

@@ -502,7 +502,7 @@ def findings(mq, ex, ctr, mq_points, ex_points, ok, diag):
         f"{rc['logloss'].mean():.4f} vs {sp['logloss'].mean():.4f}; NDCG@10 {rc['ndcg'].mean():.4f} vs "
         f"{sp['ndcg'].mean():.4f}. Paired t-test of per-query ECE over {rc['ece_q'].shape[0]} pooled test "
         f"queries: p = {_fmt_p(p_ece)}. "
-        + ("RCR's ECE is below SoftmaxCE-Platt's, as the issue wants" if rc["ece"].mean() < sp["ece"].mean()
+        + ("RCR's ECE is below SoftmaxCE-Platt's, as hoped" if rc["ece"].mean() < sp["ece"].mean()
            else "RCR's ECE is NOT below SoftmaxCE-Platt's")
         + (", and significantly so." if p_ece < 0.05 and rc["ece"].mean() < sp["ece"].mean()
            else ", but the difference is small and not significant at 0.05." if p_ece >= 0.05 else ".")
@@ -521,7 +521,7 @@ def findings(mq, ex, ctr, mq_points, ex_points, ok, diag):
         f"{name}: NDCG@10 {t['ndcg'].mean():.4f}, LogLoss {t['logloss'].mean():.4f} "
         f"({t['logloss'].mean() / sig:.4f} x SigmoidCE's), {verdict(t)}" for name, t in diag.items())
     lines.append(
-        "**Acceptance (MQ2008).** " + ("Both checks hold with the paper's selection protocol."
+        "**Checks on MQ2008.** " + ("Both checks hold with the paper's selection protocol."
                                       if ok else "At least one check fails with the paper's selection protocol.")
         + f" RCR selected on vali NDCG keeps {mq['RCR']['trees'].mean():.0f} trees on average against "
         f"SigmoidCE's {mq['SigmoidCE']['trees'].mean():.0f} (stopped on vali LogLoss), so part of any LogLoss gap "
@@ -575,7 +575,7 @@ def write_report(path, args, mq, ex, ctr, diags, mq_res, ex_res, ctr_res, mq_poi
         "",
     ]
     lines += main_table(mq)
-    lines += ["", "## Acceptance check (MQ2008)", ""] + acc_lines + [
+    lines += ["", "## Checks on MQ2008", ""] + acc_lines + [
         "", "(SoftmaxCE's NDCG@10 is the SoftmaxCE-Platt row: one model.)", "",
         "### Diagnostics: other ways of selecting RCR", "",
         "Not the paper's protocol; same grid. The LogLoss-selected RCR is fitted separately: early stopping on vali "

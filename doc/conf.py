@@ -43,6 +43,8 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
+    # Links to scikit-learn's documentation (no intersphinx: no network).
+    "sklearn_links",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

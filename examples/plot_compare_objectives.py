@@ -28,10 +28,17 @@ from sklearn_ltr import LambdaMARTRanker, ListNetRanker, XENDCGRanker
 from sklearn_ltr.datasets import load_example
 from sklearn_ltr.metrics import ndcg_score
 
-(X_train, y_train, qid_train), (X_test, y_test, qid_test) = load_example()
+(X_train, y_train, qid_train), (X_test, y_test, qid_test) = (
+    load_example()
+)
 
 n_trees = 150
-common = dict(n_estimators=n_trees, learning_rate=0.1, early_stopping=False, random_state=0)
+common = dict(
+    n_estimators=n_trees,
+    learning_rate=0.1,
+    early_stopping=False,
+    random_state=0,
+)
 rankers = {
     "LambdaMART": LambdaMARTRanker(**common),
     "XE-NDCG": XENDCGRanker(**common),
@@ -44,20 +51,28 @@ rankers = {
 curves = {}
 for name, ranker in rankers.items():
     ranker.fit(X_train, y_train, qid=qid_train)
-    train = [ndcg_score(y_train, s, qid=qid_train, k=10) for s in ranker.staged_predict(X_train)]
-    test = [ndcg_score(y_test, s, qid=qid_test, k=10) for s in ranker.staged_predict(X_test)]
+    train = [
+        ndcg_score(y_train, s, qid=qid_train, k=10)
+        for s in ranker.staged_predict(X_train)
+    ]
+    test = [
+        ndcg_score(y_test, s, qid=qid_test, k=10)
+        for s in ranker.staged_predict(X_test)
+    ]
     curves[name] = (np.array(train), np.array(test))
     best = int(np.argmax(test))
     print(
-        f"{name:11s} test NDCG@10 after {n_trees} trees {test[-1]:.4f}; "
-        f"best {test[best]:.4f} at {best + 1} trees"
+        f"{name:11s} test NDCG@10 after {n_trees} trees "
+        f"{test[-1]:.4f}; best {test[best]:.4f} at {best + 1} trees"
     )
 
 # %%
 # Training NDCG keeps climbing while test NDCG levels off: the gap is what
 # early stopping (next example) watches on held-out queries.
 trees = np.arange(1, n_trees + 1)
-fig, (ax_train, ax_test) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
+fig, (ax_train, ax_test) = plt.subplots(
+    1, 2, figsize=(10, 4), sharex=True
+)
 for name, (train, test) in curves.items():
     ax_train.plot(trees, train, label=name)
     ax_test.plot(trees, test, label=name)

@@ -34,11 +34,18 @@ from sklearn_ltr.metrics import ndcg_score
 
 (X, y, qid), (X_test, y_test, qid_test) = load_example()
 
+
+def trees(n):
+    """'1 tree', '42 trees'."""
+    return f"{n} tree" if n == 1 else f"{n} trees"
+
+
 # %%
 # Holding out a fraction of the training queries
 # ----------------------------------------------
-# ``train_score_`` and ``validation_score_`` hold NDCG@``validation_ndcg_k``
-# after every iteration, the first entry for the model with no trees.
+# ``train_score_`` and ``validation_score_`` hold the NDCG at cutoff
+# ``validation_ndcg_k`` (10) after every iteration, the first entry for
+# the model with no trees.
 ranker = LambdaMARTRanker(
     n_estimators=300,
     learning_rate=0.05,
@@ -49,13 +56,28 @@ ranker = LambdaMARTRanker(
 )
 ranker.fit(X, y, qid=qid)
 iterations = np.arange(ranker.validation_score_.size)
-print(f"iterations run: {iterations[-1]}, trees kept: {ranker.n_iter_}")
-print(f"best validation NDCG@10: {ranker.validation_score_.max():.4f}")
+print(
+    f"iterations run: {iterations[-1]}, trees kept: {ranker.n_iter_}"
+)
+print(
+    f"best validation NDCG@10: {ranker.validation_score_.max():.4f}"
+)
 
 fig, ax = plt.subplots(figsize=(6, 4))
-ax.plot(iterations, ranker.train_score_, label="training queries (80%)")
-ax.plot(iterations, ranker.validation_score_, label="held-out queries (20%)")
-ax.axvline(ranker.n_iter_, color="gray", linestyle="--", label=f"kept: {ranker.n_iter_} trees")
+ax.plot(
+    iterations, ranker.train_score_, label="training queries (80%)"
+)
+ax.plot(
+    iterations,
+    ranker.validation_score_,
+    label="held-out queries (20%)",
+)
+ax.axvline(
+    ranker.n_iter_,
+    color="gray",
+    linestyle="--",
+    label=f"kept: {trees(ranker.n_iter_)}",
+)
 ax.set_xlabel("iteration")
 ax.set_ylabel("NDCG@10")
 ax.set_title("validation_fraction=0.2: about 40 held-out queries")
@@ -68,23 +90,34 @@ fig.tight_layout()
 # Split the training queries yourself (here with ``GroupShuffleSplit``, so a
 # query stays on one side) and pass the held-out part as ``X_val, y_val,
 # qid_val``; early stopping then turns on by itself.
-train_idx, val_idx = next(GroupShuffleSplit(test_size=0.2, random_state=0).split(X, y, qid))
+train_idx, val_idx = next(
+    GroupShuffleSplit(test_size=0.2, random_state=0).split(X, y, qid)
+)
 X_tr, y_tr, qid_tr = X[train_idx], y[train_idx], qid[train_idx]
 X_val, y_val, qid_val = X[val_idx], y[val_idx], qid[val_idx]
 
 stopped = LambdaMARTRanker(
-    n_estimators=300, learning_rate=0.05, n_iter_no_change=50, random_state=0
+    n_estimators=300,
+    learning_rate=0.05,
+    n_iter_no_change=50,
+    random_state=0,
 )
-stopped.fit(X_tr, y_tr, qid=qid_tr, X_val=X_val, y_val=y_val, qid_val=qid_val)
-print(f"early stopping on: {stopped.do_early_stopping_}, trees kept: {stopped.n_iter_}")
+stopped.fit(
+    X_tr, y_tr, qid=qid_tr, X_val=X_val, y_val=y_val, qid_val=qid_val
+)
+print(
+    f"early stopping on: {stopped.do_early_stopping_}, "
+    f"trees kept: {stopped.n_iter_}"
+)
 
 # %%
 # Forty validation queries give a noisy NDCG, which is why ``n_iter_no_change``
-# is 50 here: with a patience of 20 at ``learning_rate=0.1`` the run stops
+# is 50 here: with a patience of 20 at ``learning_rate=0.05`` the run stops
 # after a lucky early peak. ``tol`` sets how much of an improvement counts, so
 # a larger value ends the run sooner; the trees kept are still those up to the
 # best validation score seen before the stop.
-for n_iter_no_change, tol in [(20, 0.0), (50, 0.0), (50, 1e-3), (50, 1e-2)]:
+settings = [(20, 0.0), (50, 0.0), (50, 1e-3), (50, 1e-2)]
+for n_iter_no_change, tol in settings:
     model = LambdaMARTRanker(
         n_estimators=300,
         learning_rate=0.05,
@@ -92,10 +125,12 @@ for n_iter_no_change, tol in [(20, 0.0), (50, 0.0), (50, 1e-3), (50, 1e-2)]:
         tol=tol,
         random_state=0,
     )
-    model.fit(X_tr, y_tr, qid=qid_tr, X_val=X_val, y_val=y_val, qid_val=qid_val)
+    model.fit(X_tr, y_tr, qid=qid_tr,
+              X_val=X_val, y_val=y_val, qid_val=qid_val)
     print(
         f"n_iter_no_change={n_iter_no_change}, tol={tol:g}: "
-        f"{model.validation_score_.size - 1} iterations run, {model.n_iter_} trees kept"
+        f"{model.validation_score_.size - 1} iterations run, "
+        f"{trees(model.n_iter_)} kept"
     )
 
 # %%
@@ -105,20 +140,45 @@ for n_iter_no_change, tol in [(20, 0.0), (50, 0.0), (50, 1e-3), (50, 1e-2)]:
 # trees on the test queries, which neither model has seen. ``staged_predict``
 # yields the scores after 1, 2, ... trees, so one fit gives the whole curve.
 full = LambdaMARTRanker(
-    n_estimators=300, learning_rate=0.05, early_stopping=False, random_state=0
+    n_estimators=300,
+    learning_rate=0.05,
+    early_stopping=False,
+    random_state=0,
 )
 full.fit(X_tr, y_tr, qid=qid_tr)
 test_curve = np.array(
-    [ndcg_score(y_test, s, qid=qid_test, k=10) for s in full.staged_predict(X_test)]
+    [
+        ndcg_score(y_test, s, qid=qid_test, k=10)
+        for s in full.staged_predict(X_test)
+    ]
 )
-stopped_test = ndcg_score(y_test, stopped.predict(X_test), qid=qid_test, k=10)
-print(f"test NDCG@10, early-stopped model ({stopped.n_iter_} trees): {stopped_test:.4f}")
+stopped_test = ndcg_score(
+    y_test, stopped.predict(X_test), qid=qid_test, k=10
+)
+print(
+    f"test NDCG@10, early-stopped model ({trees(stopped.n_iter_)}): "
+    f"{stopped_test:.4f}"
+)
 print(f"test NDCG@10, all 300 trees: {test_curve[-1]:.4f}")
-print(f"best prefix on test ({int(np.argmax(test_curve)) + 1} trees): {test_curve.max():.4f}")
+best_prefix = int(np.argmax(test_curve)) + 1
+print(
+    f"best prefix on test ({trees(best_prefix)}): "
+    f"{test_curve.max():.4f}"
+)
 
 fig, ax = plt.subplots(figsize=(6, 4))
-ax.plot(np.arange(1, test_curve.size + 1), test_curve, label="300-tree model, staged")
-ax.plot(stopped.n_iter_, stopped_test, "o", markersize=9, label="early-stopped model")
+ax.plot(
+    np.arange(1, test_curve.size + 1),
+    test_curve,
+    label="300-tree model, staged",
+)
+ax.plot(
+    stopped.n_iter_,
+    stopped_test,
+    "o",
+    markersize=9,
+    label="early-stopped model",
+)
 ax.set_xlabel("number of trees")
 ax.set_ylabel("test NDCG@10")
 ax.set_title("Test NDCG of every prefix of a 300-tree model")

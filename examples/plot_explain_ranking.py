@@ -22,7 +22,8 @@ from sklearn_ltr.datasets import load_example
 from sklearn_ltr.inspection import explain_pair, feature_contributions
 
 (X, y, qid), (X_test, y_test, qid_test) = load_example()
-ranker = LambdaMARTRanker(n_estimators=100, random_state=0).fit(X, y, qid=qid)
+ranker = LambdaMARTRanker(n_estimators=100, random_state=0)
+ranker.fit(X, y, qid=qid)
 names = np.array([f"f{j}" for j in range(X.shape[1])])
 
 # %%
@@ -39,22 +40,44 @@ assert np.allclose(centred.sum(axis=1), scores - scores.mean())
 
 order = np.argsort(-scores, kind="stable")
 top = order[0]
-print(f"query {query}: {rows.size} documents; the top one (label {y_test[rows][top]:g}) "
-      f"scores {scores[top] - scores.mean():+.3f} above the query's mean")
+lead = scores[top] - scores.mean()
+print(
+    f"query {query} ({rows.size} documents): top document, label "
+    f"{y_test[rows][top]:g}, {lead:+.3f} above the mean"
+)
 
-# The features that move the top document most, and the same features for
-# every document of the query (one dot per document).
+# The features that move the top document most, and the same features
+# for every document of the query (one dot per document).
 strongest = np.argsort(-np.abs(centred[top, :-1]))[:8][::-1]
 fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
-left.barh(names[strongest], centred[top, strongest],
-          color=np.where(centred[top, strongest] > 0, "tab:green", "tab:red"))
+left.barh(
+    names[strongest],
+    centred[top, strongest],
+    color=np.where(
+        centred[top, strongest] > 0, "tab:green", "tab:red"
+    ),
+)
 left.axvline(0, color="black", linewidth=0.8)
-left.set_xlabel("contribution to the top document's score\n(relative to its query's mean)")
+left.set_xlabel(
+    "contribution to the top document's score\n"
+    "(relative to its query's mean)"
+)
 for position, feature in enumerate(strongest):
-    right.scatter(centred[:, feature], np.full(rows.size, position), s=12, alpha=0.6,
-                  c=y_test[rows], cmap="viridis", vmin=0, vmax=y_test.max())
+    right.scatter(
+        centred[:, feature],
+        np.full(rows.size, position),
+        s=12,
+        alpha=0.6,
+        c=y_test[rows],
+        cmap="viridis",
+        vmin=0,
+        vmax=y_test.max(),
+    )
 right.axvline(0, color="black", linewidth=0.8)
-right.set_xlabel("the same feature's contribution\nfor every document (colour: label)")
+right.set_xlabel(
+    "the same feature's contribution\n"
+    "for every document (colour: label)"
+)
 fig.suptitle(f"Why the top document of query {query} ranks first")
 fig.tight_layout()
 
@@ -66,7 +89,12 @@ fig.tight_layout()
 # the features that put the first above the second.
 a, b = X_query[order[0]], X_query[order[1]]
 difference = explain_pair(ranker, a, b)
-assert np.isclose(difference.sum(), scores[order[0]] - scores[order[1]])
+assert np.isclose(
+    difference.sum(), scores[order[0]] - scores[order[1]]
+)
 for feature in np.argsort(-np.abs(difference[:-1]))[:5]:
-    print(f"{names[feature]:>4}: A={a[feature]:.3f}  B={b[feature]:.3f}  "
-          f"adds {difference[feature]:+.4f} to A's lead over B")
+    print(
+        f"{names[feature]:>4}: A={a[feature]:.3f}  "
+        f"B={b[feature]:.3f}  adds {difference[feature]:+.4f} "
+        "to A's lead over B"
+    )

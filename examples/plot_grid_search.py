@@ -54,10 +54,14 @@ def make_ranker():
 sklearn.set_config(enable_metadata_routing=True)
 
 pipe = make_pipeline(StandardScaler(), make_ranker())
-search_routed = GridSearchCV(pipe, param_grid, scoring=ndcg_scorer(10), cv=cv)
+search_routed = GridSearchCV(
+    pipe, param_grid, scoring=ndcg_scorer(10), cv=cv
+)
 search_routed.fit(X, y, qid=qid, groups=qid)
 print("best parameters (routing on): ", search_routed.best_params_)
-print(f"test NDCG@10: {ndcg_score(y_test, search_routed.predict(X_test), qid=qid_test):.4f}")
+test_scores = search_routed.predict(X_test)
+test_ndcg = ndcg_score(y_test, test_scores, qid=qid_test)
+print(f"test NDCG@10: {test_ndcg:.4f}")
 
 sklearn.set_config(enable_metadata_routing=False)
 
@@ -71,13 +75,20 @@ frame = to_frame(X, qid)
 frame_test = to_frame(X_test, qid_test)
 
 pipe = make_pipeline(exclude_qid(StandardScaler()), make_ranker())
-search_frame = GridSearchCV(pipe, param_grid, scoring=ndcg_scorer(10), cv=cv)
+search_frame = GridSearchCV(
+    pipe, param_grid, scoring=ndcg_scorer(10), cv=cv
+)
 search_frame.fit(frame, y, groups=qid)
 print("best parameters (qid column):", search_frame.best_params_)
-print(f"test NDCG@10: {ndcg_score(y_test, search_frame.predict(frame_test), qid=qid_test):.4f}")
+test_scores = search_frame.predict(frame_test)
+test_ndcg = ndcg_score(y_test, test_scores, qid=qid_test)
+print(f"test NDCG@10: {test_ndcg:.4f}")
 
 # The fitted ranker saw 300 features: the qid column went around it.
-print("features seen by the ranker:", search_frame.best_estimator_[-1].n_features_in_)
+print(
+    "features seen by the ranker:",
+    search_frame.best_estimator_[-1].n_features_in_,
+)
 
 # %%
 # Same folds, same scores
@@ -88,13 +99,19 @@ print("features seen by the ranker:", search_frame.best_estimator_[-1].n_feature
 # so the scores agree to a few decimals rather than bit for bit.
 routed = search_routed.cv_results_
 column = search_frame.cv_results_
-gap = np.max(np.abs(routed["mean_test_score"] - column["mean_test_score"]))
-print(f"largest difference of mean CV NDCG@10 between the two ways: {gap:.1e}")
+gap = np.max(
+    np.abs(routed["mean_test_score"] - column["mean_test_score"])
+)
+print(
+    "largest difference of mean CV NDCG@10 between the two ways: "
+    f"{gap:.1e}"
+)
 
 leaves = np.array(param_grid["lambdamartranker__max_leaf_nodes"])
 x = np.arange(leaves.size)
 fig, ax = plt.subplots(figsize=(6, 4))
-for offset, (name, res) in zip((-0.2, 0.2), [("routing on", routed), ("qid column", column)]):
+searches = [("routing on", routed), ("qid column", column)]
+for offset, (name, res) in zip((-0.2, 0.2), searches):
     ax.bar(
         x + offset,
         res["mean_test_score"],

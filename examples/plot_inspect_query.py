@@ -19,7 +19,8 @@ from sklearn_ltr.datasets import load_example
 from sklearn_ltr.metrics import ndcg_score_per_query
 
 (X, y, qid), (X_test, y_test, qid_test) = load_example()
-ranker = LambdaMARTRanker(n_estimators=100, random_state=0).fit(X, y, qid=qid)
+ranker = LambdaMARTRanker(n_estimators=100, random_state=0)
+ranker.fit(X, y, qid=qid)
 scores = ranker.predict(X_test)
 
 # %%
@@ -27,8 +28,13 @@ scores = ranker.predict(X_test)
 # --------------
 # The ``*_per_query`` metrics return the query ids (sorted) and one value per
 # query, ready for a paired test between two models or for a histogram.
-queries, ndcg = ndcg_score_per_query(y_test, scores, qid=qid_test, k=10)
-print(f"mean NDCG@10 {ndcg.mean():.4f}; median {np.median(ndcg):.4f}; worst {ndcg.min():.4f}")
+queries, ndcg = ndcg_score_per_query(
+    y_test, scores, qid=qid_test, k=10
+)
+print(
+    f"mean NDCG@10 {ndcg.mean():.4f}; median {np.median(ndcg):.4f}; "
+    f"worst {ndcg.min():.4f}"
+)
 
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.hist(ndcg, bins=np.linspace(0, 1, 21), edgecolor="white")
@@ -48,9 +54,14 @@ pick = candidates[np.argsort(ndcg[candidates])[candidates.size // 2]]
 query = queries[pick]
 rows = np.flatnonzero(qid_test == query)
 
-model_rank = ranker.rank(X_test[rows])  # all rows of one query: no qid needed
-# The best possible order sorts by label; equal labels share their best rank.
-ideal_rank = pd.Series(-y_test[rows]).rank(method="min").astype(int).to_numpy()
+# Ranks within the query (its qid tells the ranker the rows are one
+# query, which it would otherwise warn about).
+model_rank = ranker.rank(X_test[rows], qid=qid_test[rows])
+# The best possible order sorts by label; equal labels share their
+# best rank.
+ideal_rank = (
+    pd.Series(-y_test[rows]).rank(method="min").astype(int).to_numpy()
+)
 table = pd.DataFrame(
     {
         "row": rows,
@@ -60,7 +71,9 @@ table = pd.DataFrame(
         "ideal rank": ideal_rank,
     }
 ).sort_values("model rank")
-print(f"query {query}: {rows.size} documents, NDCG@10 {ndcg[pick]:.4f}")
+print(
+    f"query {query}: {rows.size} documents, NDCG@10 {ndcg[pick]:.4f}"
+)
 print(table.to_string(index=False))
 
 # %%
@@ -70,13 +83,21 @@ ordered = table.reset_index(drop=True)
 colours = plt.cm.viridis(ordered["label"] / 4)
 fig, ax = plt.subplots(figsize=(6, 0.3 * len(ordered) + 1.2))
 ax.barh(np.arange(len(ordered)), ordered["score"], color=colours)
-ax.set_yticks(np.arange(len(ordered)), [f"row {r}" for r in ordered["row"]])
+ax.set_yticks(
+    np.arange(len(ordered)), [f"row {r}" for r in ordered["row"]]
+)
 ax.invert_yaxis()
 ax.set_xlabel("score (higher is ranked higher)")
 ax.set_title(f"Test query {query}, NDCG@10 = {ndcg[pick]:.3f}")
 handles = [
-    plt.Rectangle((0, 0), 1, 1, color=plt.cm.viridis(g / 4)) for g in range(5)
+    plt.Rectangle((0, 0), 1, 1, color=plt.cm.viridis(g / 4))
+    for g in range(5)
 ]
-ax.legend(handles, [f"label {g}" for g in range(5)], loc="lower right", fontsize=8)
+ax.legend(
+    handles,
+    [f"label {g}" for g in range(5)],
+    loc="lower right",
+    fontsize=8,
+)
 fig.tight_layout()
 plt.show()

@@ -31,12 +31,17 @@ NOISE_P = np.array([0.5, 0.2, 0.15, 0.1, 0.05])
 
 
 def corrupt(y, qid, share, rng):
-    """Replace the labels of ``round(share * m)`` random documents per query."""
+    """Replace the labels of ``round(share * m)`` random documents
+    per query."""
     y = y.copy()
     for q in np.unique(qid):
         rows = np.flatnonzero(qid == q)
-        picked = rng.choice(rows, size=round(share * rows.size), replace=False)
-        y[picked] = rng.choice(NOISE_LABELS, size=picked.size, p=NOISE_P)
+        picked = rng.choice(
+            rows, size=round(share * rows.size), replace=False
+        )
+        y[picked] = rng.choice(
+            NOISE_LABELS, size=picked.size, p=NOISE_P
+        )
     return y
 
 
@@ -45,8 +50,17 @@ def corrupt(y, qid, share, rng):
 # ----------------------------------
 # All three rankers see the same corrupted labels at each level.
 shares = [0.0, 0.2, 0.4, 0.6, 0.8]
-models = {"LambdaMART": LambdaMARTRanker, "XE-NDCG": XENDCGRanker, "ListNet": ListNetRanker}
-params = dict(n_estimators=50, learning_rate=0.1, early_stopping=False, random_state=0)
+models = {
+    "LambdaMART": LambdaMARTRanker,
+    "XE-NDCG": XENDCGRanker,
+    "ListNet": ListNetRanker,
+}
+params = dict(
+    n_estimators=50,
+    learning_rate=0.1,
+    early_stopping=False,
+    random_state=0,
+)
 rng = np.random.default_rng(0)
 
 results = {name: [] for name in models}
@@ -54,14 +68,21 @@ for share in shares:
     y_noisy = corrupt(y, qid, share, rng)
     for name, model_class in models.items():
         ranker = model_class(**params).fit(X, y_noisy, qid=qid)
-        results[name].append(ndcg_score(y_test, ranker.predict(X_test), qid=qid_test, k=10))
-    row = "  ".join(f"{name} {results[name][-1]:.4f}" for name in models)
+        test_scores = ranker.predict(X_test)
+        results[name].append(
+            ndcg_score(y_test, test_scores, qid=qid_test, k=10)
+        )
+    row = "  ".join(
+        f"{name} {results[name][-1]:.4f}" for name in models
+    )
     print(f"{share:4.0%} noisy labels: {row}")
 
 # %%
 # Plot the clean test NDCG against the share of corrupted labels, and each
 # model's loss relative to its own clean score.
-fig, (ax_abs, ax_rel) = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
+fig, (ax_abs, ax_rel) = plt.subplots(
+    1, 2, figsize=(10, 4), sharex=True
+)
 for name, values in results.items():
     values = np.array(values)
     ax_abs.plot(shares, values, marker="o", label=name)
@@ -70,7 +91,9 @@ ax_abs.set_ylabel("clean test NDCG@10")
 ax_rel.set_ylabel("change from the clean-label model")
 for ax in (ax_abs, ax_rel):
     ax.set_xlabel("share of training labels replaced by noise")
-    ax.xaxis.set_major_formatter(plt.matplotlib.ticker.PercentFormatter(1.0))
+    ax.xaxis.set_major_formatter(
+        plt.matplotlib.ticker.PercentFormatter(1.0)
+    )
     ax.grid(alpha=0.3)
 ax_abs.legend(loc="lower left")
 fig.tight_layout()

@@ -21,9 +21,11 @@ from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.datasets import load_example
 from sklearn_ltr.metrics import ndcg_score
 
-(X_train, y_train, qid_train), (X_test, y_test, qid_test) = load_example()
-print(f"training: {X_train.shape[0]} documents in {np.unique(qid_train).size} queries")
-print(f"test:     {X_test.shape[0]} documents in {np.unique(qid_test).size} queries")
+(X_train, y_train, qid_train), test = load_example()
+X_test, y_test, qid_test = test
+n_train, n_test = np.unique(qid_train).size, np.unique(qid_test).size
+print(f"training: {X_train.shape[0]} documents in {n_train} queries")
+print(f"test:     {X_test.shape[0]} documents in {n_test} queries")
 print("label counts (grades 0-4):", np.bincount(y_train.astype(int)))
 
 # %%
@@ -31,7 +33,9 @@ print("label counts (grades 0-4):", np.bincount(y_train.astype(int)))
 # ---------------
 # ``fit`` takes the query ids; ``predict`` does not need them, because it
 # scores each document on its own. Scores are only comparable within a query.
-ranker = LambdaMARTRanker(n_estimators=100, learning_rate=0.1, random_state=0)
+ranker = LambdaMARTRanker(
+    n_estimators=100, learning_rate=0.1, random_state=0
+)
 ranker.fit(X_train, y_train, qid=qid_train)
 scores = ranker.predict(X_test)
 
@@ -45,15 +49,19 @@ print("ranks of the first test query:", ranks[first])
 # --------
 # :func:`~sklearn_ltr.metrics.ndcg_score` averages ``NDCG@k`` over queries.
 # ``ranker.score`` is the same metric at k=10.
-print(f"test NDCG@10: {ndcg_score(y_test, scores, qid=qid_test, k=10):.4f}")
-print(f"ranker.score: {ranker.score(X_test, y_test, qid=qid_test):.4f}")
+test_ndcg = ndcg_score(y_test, scores, qid=qid_test, k=10)
+print(f"test NDCG@10: {test_ndcg:.4f}")
+print(
+    f"ranker.score: {ranker.score(X_test, y_test, qid=qid_test):.4f}"
+)
 
 # %%
 # Two baselines put the number in context: a random order (tied scores are
 # averaged over all orders, so a constant score is exactly the random
 # baseline) and the single best feature on the training data.
 train_ndcg = [
-    ndcg_score(y_train, X_train[:, j], qid=qid_train, k=10) for j in range(X_train.shape[1])
+    ndcg_score(y_train, X_train[:, j], qid=qid_train, k=10)
+    for j in range(X_train.shape[1])
 ]
 best_feature = int(np.argmax(train_ndcg))
 print(f"best single feature on the training data: {best_feature}")
@@ -66,7 +74,9 @@ curves = {
 }
 fig, ax = plt.subplots(figsize=(6, 4))
 for name, s in curves.items():
-    values = [ndcg_score(y_test, s, qid=qid_test, k=k) for k in cutoffs]
+    values = [
+        ndcg_score(y_test, s, qid=qid_test, k=k) for k in cutoffs
+    ]
     ax.plot(cutoffs, values, marker="o", label=name)
 ax.set_xlabel("cutoff k")
 ax.set_ylabel("mean test NDCG@k")

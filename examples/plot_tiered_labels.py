@@ -17,8 +17,9 @@ no cost in NDCG.
 
 The bundled data has no clicks, so this example simulates them, fits the
 baseline (``w = 0``) and a few weights, and plots both measures on the test
-queries. It is a small version of ``benchmarks/replicate_multi_objective.py``
-(see :ref:`benchmarks` for the MQ2008 run with paired t-tests).
+queries. It is a small version of the multiple-objectives benchmark (see
+:doc:`/benchmarks/generated/multi_objective` for the MQ2008 run with paired
+t-tests).
 """
 
 # %%
@@ -47,36 +48,50 @@ P_CLICK = np.array([0.05, 0.3, 0.5, 0.7, 0.95])  # per grade 0..4
 P_STOP = np.array([0.3, 0.45, 0.6, 0.75, 0.9])
 
 
-def last_click_rates(base_score, y, qid, rng, n_impressions=100, shown=10, noise=0.1):
-    """Last-click rate of every document under the cascade model above."""
+def last_click_rates(
+    base_score, y, qid, rng, n_impressions=100, shown=10, noise=0.1
+):
+    """Last-click rate of every document under the cascade model
+    above."""
     rates = np.zeros(len(y))
     for q in np.unique(qid):
         rows = np.flatnonzero(qid == q)
         n, k = rows.size, min(shown, rows.size)
-        noisy = base_score[rows] + noise * rng.standard_normal((n_impressions, n))
-        ranked = np.argsort(-noisy, axis=1)[:, :k]  # one impression per row
+        jitter = noise * rng.standard_normal((n_impressions, n))
+        noisy = base_score[rows] + jitter
+        # One impression per row.
+        ranked = np.argsort(-noisy, axis=1)[:, :k]
         grade = y[rows].astype(int)[ranked]
         click = rng.random((n_impressions, k)) < P_CLICK[grade]
-        stop = click & (rng.random((n_impressions, k)) < P_STOP[grade])
-        # The user reads position r only if they stopped nowhere above it.
+        leaves = rng.random((n_impressions, k)) < P_STOP[grade]
+        stop = click & leaves
+        # Position r is read only if the user stopped nowhere above.
         click[:, 1:] &= np.cumsum(stop, axis=1)[:, :-1] == 0
         has_click = click.any(axis=1)
         last = k - 1 - np.argmax(click[:, ::-1], axis=1)
-        n_last = np.bincount(ranked[has_click, last[has_click]], minlength=n)
-        rates[rows] = n_last / np.maximum(np.bincount(ranked.ravel(), minlength=n), 1)
+        n_last = np.bincount(
+            ranked[has_click, last[has_click]], minlength=n
+        )
+        n_shown = np.bincount(ranked.ravel(), minlength=n)
+        rates[rows] = n_last / np.maximum(n_shown, 1)
     return rates
 
 
-# The production ranker: the single feature that ranks the training queries
-# best. It is also a model feature, so the within-grade order the clicks
-# carry (mostly position bias of this ranker) can be learned from X.
-base = max(range(X.shape[1]), key=lambda j: ndcg_score(y, X[:, j], qid=qid, k=10))
+# The production ranker: the single feature that ranks the training
+# queries best. It is also a model feature, so the within-grade order
+# the clicks carry (mostly the position bias of this ranker) can be
+# learned from X.
+base = max(
+    range(X.shape[1]),
+    key=lambda j: ndcg_score(y, X[:, j], qid=qid, k=10),
+)
 rng = np.random.default_rng(0)
 clicks = last_click_rates(X[:, base], y, qid, rng)
 print(f"production ranker: feature {base}")
 print(f"documents never clicked last: {np.mean(clicks == 0):.0%}")
 for grade in range(5):
-    print(f"  grade {grade}: mean last-click rate {clicks[y == grade].mean():.3f}")
+    rate = clicks[y == grade].mean()
+    print(f"  grade {grade}: mean last-click rate {rate:.3f}")
 
 # %%
 # Sweep the weight of the click tier
@@ -89,27 +104,45 @@ for grade in range(5):
 weights = [0.0, 0.2, 0.4, 0.6, 0.8]
 cutoffs = [3, 10]
 n_draws = 3
-params = dict(n_estimators=100, learning_rate=0.1, max_leaf_nodes=15, min_samples_leaf=20,
-              early_stopping=False, random_state=0)
+params = dict(
+    n_estimators=100,
+    learning_rate=0.1,
+    max_leaf_nodes=15,
+    min_samples_leaf=20,
+    early_stopping=False,
+    random_state=0,
+)
 
 # scores[measure][k] has shape (n_draws, n_weights).
-scores = {m: {k: np.zeros((n_draws, len(weights))) for k in cutoffs} for m in ("NDCG", "CNDCG")}
+scores = {
+    m: {k: np.zeros((n_draws, len(weights))) for k in cutoffs}
+    for m in ("NDCG", "CNDCG")
+}
 for draw in range(n_draws):
     rng = np.random.default_rng(draw)
     clicks = last_click_rates(X[:, base], y, qid, rng)
-    clicks_test = last_click_rates(X_test[:, base], y_test, qid_test, rng)
+    clicks_test = last_click_rates(
+        X_test[:, base], y_test, qid_test, rng
+    )
     for i, w in enumerate(weights):
         ranker = LambdaMARTRanker(secondary_weight=w, **params)
-        ranker.fit(X, y, qid=qid, y_secondary=clicks if w > 0 else None)
+        ranker.fit(
+            X, y, qid=qid, y_secondary=clicks if w > 0 else None
+        )
         pred = ranker.predict(X_test)
         for k in cutoffs:
             scores["NDCG"][k][draw, i] = ndcg_score(
                 y_test, pred, qid=qid_test, k=k, no_relevant="skip")
             scores["CNDCG"][k][draw, i] = cndcg_score(
-                clicks_test, pred, qid=qid_test, k=k, no_relevant="skip")
+                clicks_test, pred, qid=qid_test, k=k,
+                no_relevant="skip")
 
 for i, w in enumerate(weights):
-    row = "  ".join(f"{m}@{k} {scores[m][k][:, i].mean():.4f}" for m in scores for k in cutoffs)
+    row = "  ".join(
+        f"{m}@{k} {scores[m][k][:, i].mean():.4f}"
+        for m in scores
+        for k in cutoffs
+    )
     print(f"w={w:.1f}: {row}")
 
 # %%
@@ -118,9 +151,22 @@ for i, w in enumerate(weights):
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 for ax, measure in zip(axes, scores):
     for k in cutoffs:
-        change = 100 * (scores[measure][k] - scores[measure][k][:, :1])
-        line, = ax.plot(weights, change.mean(axis=0), marker="o", label=f"{measure}@{k}")
-        ax.plot(np.tile(weights, n_draws), change.ravel(), ".", color=line.get_color(), alpha=0.35)
+        change = 100 * (
+            scores[measure][k] - scores[measure][k][:, :1]
+        )
+        (line,) = ax.plot(
+            weights,
+            change.mean(axis=0),
+            marker="o",
+            label=f"{measure}@{k}",
+        )
+        ax.plot(
+            np.tile(weights, n_draws),
+            change.ravel(),
+            ".",
+            color=line.get_color(),
+            alpha=0.35,
+        )
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_title(f"{measure} on the test queries")
     ax.set_xlabel("secondary_weight w")

@@ -152,7 +152,7 @@ class CalibratedRanker(BaseGBRanker):
     stopped the same way, on validation NDCG (+0.001); above it the LogLoss
     grows quickly, as the loss nears the uncalibrated ListCE(sigmoid).
     SigmoidCE stopped on validation LogLoss instead reaches 0.4155, 2.6%
-    below alpha=0.9 (``benchmarks/results/calibration.md``): pick alpha and
+    below alpha=0.9 (:doc:`/benchmarks/generated/calibration`): pick alpha and
     the stopping rule on your own validation data when LogLoss matters most. NDCG differences of this size are within the spread
     between folds (about 0.01), so the choice mainly guards calibration.
     The pointwise part is a sum over the query's documents and the listwise

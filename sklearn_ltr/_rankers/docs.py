@@ -99,7 +99,8 @@ default=None
         ``validation_score_`` and ``verbose`` report, larger being better
         (HistGradientBoosting's ``scoring``):
 
-        - None: NDCG@``validation_ndcg_k``, so ``"ndcg@10"`` by default;
+        - None: NDCG at cutoff ``validation_ndcg_k``, so ``"ndcg@10"`` by
+          default;
         - ``"ndcg@k"``, ``"map@k"``, ``"mrr@k"`` or ``"err@k"`` for a cutoff
           ``k >= 1``, or ``"ndcg"``, ``"map"``, ``"mrr"``, ``"err"`` for no
           cutoff (in any case): :func:`~sklearn_ltr.metrics.ndcg_score`,
@@ -176,7 +177,8 @@ _ATTRIBUTES_DOC = """
     do_early_stopping_ : bool
         Whether early stopping was used.
     train_score_ : ndarray
-        The ``scoring`` metric (NDCG@``validation_ndcg_k`` by default) on
+        The ``scoring`` metric (by default NDCG at cutoff
+        ``validation_ndcg_k``) on
         (a sample of up to 10,000 rows of
         whole queries of) the training data of the model with 0, 1, 2, ...
         trees, for every tree grown: after early stopping it runs

@@ -1,7 +1,8 @@
 """Saving and loading fitted rankers and pipelines without pickle.
 
 :func:`save_model` writes a fitted :class:`~sklearn_ltr.LambdaMARTRanker`,
-:class:`~sklearn_ltr.XENDCGRanker`, :class:`~sklearn_ltr.ListNetRanker` or
+:class:`~sklearn_ltr.XENDCGRanker`, :class:`~sklearn_ltr.ListNetRanker`,
+:class:`~sklearn_ltr.YetiRankRanker` or
 :class:`~sklearn_ltr.CalibratedRanker`, or a fitted
 :class:`sklearn.pipeline.Pipeline` of scikit-learn transformers ending in one
 (such as ``GridSearchCV(...).best_estimator_``), to one file;
@@ -248,7 +249,7 @@ def save_model(estimator, path):
 
     Parameters
     ----------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
+    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker or Pipeline
         A fitted ranker (not a subclass), or a fitted
         :class:`sklearn.pipeline.Pipeline` whose last step is one and whose
         other steps are scikit-learn transformers (saving a pipeline needs
@@ -372,7 +373,7 @@ def load_model(path):
 
     Returns
     -------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
+    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker or Pipeline
         The fitted ranker, or pipeline ending in one. With
         ``warm_start=True`` and a larger ``n_estimators``, ``fit`` continues
         the ranker exactly as it would have continued the saved one.
