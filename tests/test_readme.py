@@ -190,10 +190,10 @@ def test_the_cli_block_runs_from_the_repository_root(tmp_path):
 
 def test_the_demo_table_has_the_models_the_demo_fits():
     """The README shows the demo's output: one row per model of
-    sklearn_ltr/_demo.py (read from its source), then LightGBM's."""
+    sklearn_ltr/cli/demo.py (read from its source), then LightGBM's."""
     import ast
 
-    with open(os.path.join(ROOT, "sklearn_ltr", "_demo.py"), encoding="utf-8") as fh:
+    with open(os.path.join(ROOT, "sklearn_ltr", "cli", "demo.py"), encoding="utf-8") as fh:
         tree = ast.parse(fh.read())
     (ours,) = [node for node in ast.walk(tree)
                if isinstance(node, ast.FunctionDef) and node.name == "_our_rankers"]

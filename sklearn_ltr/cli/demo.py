@@ -28,8 +28,13 @@ def _holdout_queries(X, y, qid, fraction, seed):
 
 
 def _our_rankers(args):
-    from .._rankers import LambdaMARTRanker, ListNetRanker, XENDCGRanker
-    from .._rankers.calibrated import CalibratedRanker
+    from .._rankers import (
+        CalibratedRanker,
+        LambdaMARTRanker,
+        ListNetRanker,
+        XENDCGRanker,
+        YetiRankRanker,
+    )
 
     params = dict(
         n_estimators=args.n_estimators,
@@ -43,6 +48,7 @@ def _our_rankers(args):
         "LambdaMARTRanker": LambdaMARTRanker(**params),
         "XENDCGRanker": XENDCGRanker(**params),
         "ListNetRanker": ListNetRanker(**params),
+        "YetiRankRanker": YetiRankRanker(**params),
         # Trained on binarised labels (y > 0), evaluated on the graded ones.
         "CalibratedRanker": CalibratedRanker(binarize=True, **params),
     }
