@@ -316,3 +316,19 @@ def test_catboosts_spellings_get_ours_in_the_error(catboost_name, ours, ranking_
     with pytest.raises(ValueError, match=f"CatBoost's grow_policy='{catboost_name}' is "
                                          f"grow_policy='{ours}' here"):
         LambdaMARTRanker(grow_policy=catboost_name).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["grow_policy"])
+def test_warm_start_and_early_stopping_work_with_every_shape(policy, ranking_data):
+    X, y, qid = ranking_data
+    params = dict(random_state=0, min_samples_leaf=5, early_stopping=False, **policy)
+    straight = LambdaMARTRanker(n_estimators=10, **params).fit(X, y, qid=qid)
+    warm = LambdaMARTRanker(n_estimators=4, warm_start=True, **params).fit(X, y, qid=qid)
+    warm.set_params(n_estimators=10).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(warm.predict(X), straight.predict(X))
+    stopped = LambdaMARTRanker(n_estimators=200, random_state=0, min_samples_leaf=5,
+                               early_stopping=True, n_iter_no_change=3, **policy)
+    stopped.fit(X, y, qid=qid)
+    # Stopped long before 200 trees, keeping the best iteration's trees.
+    assert stopped.n_iter_ + 3 < len(stopped.validation_score_) < 200
+    assert len(stopped._booster.trees) == stopped.n_iter_
