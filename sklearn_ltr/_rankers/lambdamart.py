@@ -7,11 +7,11 @@ from numbers import Integral, Real
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import BaseGBRanker
 from .._objectives import OBJECTIVES
+from ..metrics._checks import check_label_gain
+from .base import BaseGBRanker
 from .docs import _ranker_doc
 from .registry import register_model_class
-from ..metrics._checks import check_label_gain
 
 # schedule_eta=None: the paper's sweep values (Svore et al., WWW 2011, section 6.2),
 # for its 1000 trees. The Figure-6 form reuses the exponential sweep's 100 (of

@@ -9,8 +9,8 @@ scikit-learn tags of a ranker.
 import numpy as np
 
 from .._utils.queries import check_qid, group_queries, resolve_qid, warn_one_query
-from ..metrics import ndcg_score
 from .._utils.threads import numba_threads
+from ..metrics import ndcg_score
 
 __all__ = ["RankerMixin"]
 

@@ -25,10 +25,10 @@ import os
 import sys
 
 from .._version import __version__
-from .commands import evaluate, fit, predict
-from .inputs import _RANKERS, parse_param
-from .demo import _CUTOFFS, demo
 from ..export._command import add_export_command
+from .commands import evaluate, fit, predict
+from .demo import _CUTOFFS, demo
+from .inputs import _RANKERS, parse_param
 
 __all__ = ["main", "parse_param"]
 

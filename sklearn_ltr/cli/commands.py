@@ -13,18 +13,7 @@ import warnings
 
 import numpy as np
 
-from .inputs import (
-    _data_lines,
-    _docids,
-    _has_qid,
-    _load_eval_data,
-    _load_fit_data,
-    _load_file,
-    _make_estimator,
-    _model_summary,
-    _SavedModel,
-    _UserError,
-)
+from .._rankers.early_stopping_metric import scoring_metric
 from ..metrics import (
     err_score_per_query,
     map_score_per_query,
@@ -32,8 +21,19 @@ from ..metrics import (
     ndcg_score,
     ndcg_score_per_query,
 )
-from .._rankers.early_stopping_metric import scoring_metric
 from ..persistence import save_model
+from .inputs import (
+    _data_lines,
+    _docids,
+    _has_qid,
+    _load_eval_data,
+    _load_file,
+    _load_fit_data,
+    _make_estimator,
+    _model_summary,
+    _SavedModel,
+    _UserError,
+)
 
 __all__ = ["evaluate", "fit", "predict"]
 

@@ -26,13 +26,13 @@ actor.
 
 import numpy as np
 
-from .._rankers.categorical_input import encode_pandas_categories
-from .._rankers.input_checks import check_labels, check_numeric_columns
-from .._objectives.unbiased_lambdarank import check_positions
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_groups
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
 from .._gbdt.histogram import HIST_WIDTH
+from .._objectives.unbiased_lambdarank import check_positions
+from .._rankers.categorical_input import encode_pandas_categories
+from .._rankers.input_checks import check_labels, check_numeric_columns
 from .._utils.queries import check_qid, group_queries, resolve_qid, rows_of_queries
 
 __all__ = [

@@ -27,7 +27,6 @@ import numpy as np
 import scipy.sparse as sp
 from numba.core.dispatcher import Dispatcher
 
-from .._utils.parallel import parallel_kernels_only
 from .._rankers import (
     CalibratedRanker,
     LambdaMARTRanker,
@@ -35,7 +34,7 @@ from .._rankers import (
     XENDCGRanker,
     YetiRankRanker,
 )
-
+from .._utils.parallel import parallel_kernels_only
 from ..metrics import map_score, mrr_score, ndcg_score
 
 __all__ = ["warm_up_workers"]

@@ -16,9 +16,9 @@ from .._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
 from .._rankers.early_stopping_metric import scoring_metric
 from .._rankers.model_file import (
     CATEGORICAL_NODE_FIELDS,
-    NODE_FIELDS,
     CATEGORICAL_VERSION,
     INNER_SHAPES,
+    NODE_FIELDS,
     POSITION_BIAS_ATTRIBUTES,
     array_dtypes,
 )
