@@ -6,11 +6,49 @@ front of a ranker would then transform the ids too; :func:`exclude_qid` wraps
 such a transformer so that the ids pass through untouched.
 """
 
-import re
+from sklearn.compose import ColumnTransformer
 
-from sklearn.compose import ColumnTransformer, make_column_selector
+from ._utils.frames import categorical_positions
 
 __all__ = ["exclude_qid"]
+
+
+class _TransformedColumns:
+    """The columns :func:`exclude_qid` hands to its transformer: all but the
+    query id column and, with ``passthrough_categorical``, the category
+    columns (pandas ``category``, polars ``Categorical`` and ``Enum``).
+
+    Saved pipelines hold an instance under this name, and
+    :func:`sklearn_ltr.load_model` trusts it by this name: do not rename it.
+
+    Parameters
+    ----------
+    qid_column : str
+        Name of the query id column.
+    passthrough_categorical : bool
+        Whether category columns are left out too.
+    """
+
+    def __init__(self, qid_column, passthrough_categorical):
+        self.qid_column = qid_column
+        self.passthrough_categorical = passthrough_categorical
+
+    def __call__(self, X):
+        if not hasattr(X, "columns"):
+            raise ValueError(
+                "exclude_qid needs X as a DataFrame (pandas or polars), whose columns "
+                f"it tells apart by name; got {type(X).__name__}. Pass the frame with its "
+                f"{self.qid_column!r} column, e.g. sklearn_ltr.datasets.to_frame(X, qid)."
+            )
+        names = list(X.columns)
+        skipped = {self.qid_column}
+        if self.passthrough_categorical:
+            skipped.update(names[j] for j in categorical_positions(X))
+        return [name for name in names if name not in skipped]
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(qid_column={self.qid_column!r}, "
+                f"passthrough_categorical={self.passthrough_categorical})")
 
 
 def exclude_qid(transformer, qid_column="qid"):
@@ -30,7 +68,9 @@ def exclude_qid(transformer, qid_column="qid"):
         ``qid_column`` through unchanged. Output is a pandas DataFrame whose
         feature columns keep the transformer's unprefixed names, followed by
         the ``qid_column`` column, so a ranker later in the pipeline finds
-        it. Input must be a DataFrame.
+        it. Input must be a pandas or a polars DataFrame; for a polars
+        DataFrame, call ``.set_output(transform="polars")`` on the result to
+        get polars back.
 
     Examples
     --------
@@ -49,11 +89,9 @@ def exclude_qid(transformer, qid_column="qid"):
         raise ValueError(
             f"qid_column must be a column name (str); got {type(qid_column).__name__}."
         )
-    # Every column whose whole name is not qid_column; the name is escaped so
-    # that names with regex characters (e.g. "q.id") match only themselves.
-    pattern = rf"^(?!{re.escape(qid_column)}\Z)"
+    columns = _TransformedColumns(qid_column, False)
     return ColumnTransformer(
-        [("features", transformer, make_column_selector(pattern=pattern))],
+        [("features", transformer, columns)],
         remainder="passthrough",
         verbose_feature_names_out=False,
     ).set_output(transform="pandas")

@@ -7,6 +7,7 @@ from numbers import Real
 import numpy as np
 
 from .._gbdt.common import Y_DTYPE
+from .._utils.frames import is_polars_frame
 from ..metrics._checks import label_gains, max_exponential_label
 
 __all__ = [
@@ -72,6 +73,9 @@ def check_numeric_columns(X, name):
     silently or with an error that names no column (categories, strings,
     objects), and str or bytes cells of arrays and lists, numbers stored as
     text ("1.5") included."""
+    if is_polars_frame(X):
+        _check_numeric_polars_columns(X, name)
+        return
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(dtypes, "items"):
         check_no_text_cells(X, name)
@@ -92,6 +96,33 @@ def check_numeric_columns(X, name):
             examples.append(value)
     if bad:
         convert = f"{name}[{columns[0]!r}] = pd.to_numeric({name}[{columns[0]!r}])"
+        raise ValueError(
+            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
+            f"only. {_conversion_advice(examples, convert)}"
+        )
+
+
+def _check_numeric_polars_columns(X, name):
+    """:func:`check_numeric_columns` of a polars DataFrame."""
+    import polars as pl
+
+    bad, columns, examples = [], [], []
+    for column, dtype in X.schema.items():
+        if dtype.is_numeric() or dtype == pl.Boolean:
+            continue
+        columns.append(column)
+        values = X.get_column(column)
+        present = values.drop_nulls().to_list()
+        if not present:
+            bad.append(f"{column!r} ({dtype})")
+            continue
+        # As for pandas: the first value that is not a number, else the first.
+        value = next((v for v in present if not _looks_numeric(v)), present[0])
+        row = int(values.is_not_null().arg_true()[present.index(value)])
+        bad.append(f"{column!r} ({dtype}; {value!r} at row {row})")
+        examples.append(value)
+    if bad:
+        convert = f"{name}.with_columns(pl.col({columns[0]!r}).cast(pl.Float64))"
         raise ValueError(
             f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
             f"only. {_conversion_advice(examples, convert)}"

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import sparse
 
 from ..exceptions import SingleQueryWarning
+from .frames import column_values, drop_column
 from .groups import rows_of_groups
 
 __all__ = [
@@ -126,9 +127,10 @@ def group_queries(qid):
 def resolve_qid(X, qid, *, qid_column="qid"):
     """Find the query ids for ``X`` following the package's rules.
 
-    An explicit ``qid`` wins. Otherwise a pandas DataFrame column named
-    ``qid_column`` is used. The column is always removed from ``X`` so that it
-    never becomes a feature. If both are given and differ, an error is raised.
+    An explicit ``qid`` wins. Otherwise a DataFrame column named
+    ``qid_column`` is used (of a pandas or a polars DataFrame). The column is
+    always removed from ``X`` so that it never becomes a feature. If both are
+    given and differ, an error is raised.
 
     Parameters
     ----------
@@ -150,8 +152,8 @@ def resolve_qid(X, qid, *, qid_column="qid"):
     column = None
     columns = getattr(X, "columns", None)
     if columns is not None and qid_column in list(columns):
-        column = np.asarray(X[qid_column])
-        X = X.drop(columns=[qid_column])
+        column = column_values(X, qid_column)
+        X = drop_column(X, qid_column)
     if qid is None:
         return X, column
     if hasattr(qid, "to_numpy"):
