@@ -68,7 +68,7 @@ def feature_contributions(model, X, *, qid=None):
 
     Parameters
     ----------
-    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
+    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
         A fitted ranker (or one read by :func:`~sklearn_ltr.load_model`).
     X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
         Rows to explain, validated as :meth:`predict` validates them. A
@@ -173,7 +173,7 @@ def explain_pair(model, x_a, x_b):
 
     Parameters
     ----------
-    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
+    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
         A fitted ranker.
     x_a, x_b : array-like, pandas Series, DataFrame or sparse matrix
         The documents: each one row (1-d, or a Series) or several rows

@@ -17,6 +17,7 @@ from .frames import column_values, drop_column
 from .groups import rows_of_groups
 
 __all__ = [
+    "check_per_row_weights",
     "check_qid",
     "columns_like_query_ids",
     "group_queries",
@@ -74,6 +75,49 @@ def check_qid(qid, n_samples, *, name="qid"):
     elif qid.dtype.kind not in "iubUSM":
         raise ValueError(f"{name} has unsupported dtype {qid.dtype}.")
     return qid
+
+
+def check_per_row_weights(sample_weight, qid, *, name="sample_weight"):
+    """Refuse one weight per query where one per row is due, with the fix.
+
+    LightGBM takes one weight per query in ranking; here ``sample_weight``
+    has one per row, and scikit-learn's check of its length would only
+    report the two lengths.
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        The weights as the caller passed them.
+    qid : ndarray of shape (n_samples,)
+        Validated query ids (see :func:`check_qid`).
+    name : str, default="sample_weight"
+        The argument name used in the message.
+
+    Raises
+    ------
+    ValueError
+        If ``sample_weight`` is 1-D with one entry per query, there are at
+        least two queries, and the rows are more than the queries.
+    """
+    if sample_weight is None:
+        return
+    # np.asarray, not np.ndim: array-likes need not implement NumPy's functions.
+    weights = np.asarray(sample_weight)
+    if weights.ndim != 1:
+        return
+    n_weights, n_samples = weights.shape[0], qid.shape[0]
+    if n_weights == n_samples:
+        return
+    n_queries = group_queries(qid)[1].shape[0] - 1
+    if n_weights != n_queries or n_queries < 2:
+        return
+    raise ValueError(
+        f"{name} has {n_weights} entries, one per query, but weights are per row and "
+        f"there are {n_samples} rows. Give every row the weight of its query: "
+        f"{name} = np.asarray({name})[np.unique(qid, return_inverse=True)[1]], which "
+        "reads the weights in the order of the sorted query ids (LightGBM's order of "
+        "groups when the rows are sorted by query id)."
+    )
 
 
 def _is_non_decreasing(qid):

@@ -83,7 +83,7 @@ def export_model(model, path, format, *, feature_names=None, **options):
 
     Parameters
     ----------
-    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
+    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
         A fitted ranker, or one read by :func:`~sklearn_ltr.load_model`.
     path : str, path-like or binary file object
         Where to write the model.
@@ -144,7 +144,7 @@ def to_lightgbm(model, *, feature_names=None):
 
     Parameters
     ----------
-    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
+    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
         A fitted ranker.
     feature_names : list of str, default=None
         As in :func:`export_model`.
@@ -165,7 +165,7 @@ def to_xgboost(model, *, feature_names=None):
 
     Parameters
     ----------
-    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker or CalibratedRanker
+    model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
         A fitted ranker.
     feature_names : list of str, default=None
         As in :func:`export_model`.

@@ -251,8 +251,9 @@ def save_model(estimator, path):
 
     Parameters
     ----------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
-        A fitted ranker (not a subclass), or a fitted
+    estimator : ranker or Pipeline
+        A fitted LambdaMARTRanker, XENDCGRanker, ListNetRanker,
+        YetiRankRanker or CalibratedRanker (not a subclass), or a fitted
         :class:`sklearn.pipeline.Pipeline` whose last step is one and whose
         other steps are scikit-learn transformers (saving a pipeline needs
         ``skops``).
@@ -375,8 +376,9 @@ def load_model(path):
 
     Returns
     -------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, CalibratedRanker or Pipeline
-        The fitted ranker, or pipeline ending in one. With
+    estimator : ranker or Pipeline
+        The fitted ranker (LambdaMARTRanker, XENDCGRanker, ListNetRanker,
+        YetiRankRanker or CalibratedRanker), or pipeline ending in one. With
         ``warm_start=True`` and a larger ``n_estimators``, ``fit`` continues
         the ranker exactly as it would have continued the saved one.
 
