@@ -370,6 +370,38 @@ def test_a_fit_leaves_no_shards_on_the_workers(client, data):
     assert sum(counts.values()) == 0, counts
 
 
+def _hold(event_name):
+    from distributed import Event
+
+    Event(event_name).wait()
+
+
+def test_a_busy_worker_still_trains_its_partitions(client, data):
+    # How the tests flaked before their partitions were placed: with one
+    # worker busy when a fit started, the scheduler computed every partition
+    # on the other, and one worker trained. A placed partition waits for its
+    # worker instead. The timer only ends the wait; the workers of the fit
+    # do not depend on when.
+    import threading
+
+    from distributed import Event
+
+    X, y, qid = data
+    workers = _workers()
+    event = Event(f"release-{id(data)}")
+    busy = client.submit(_hold, event.name, workers=[workers[0]], pure=False)
+    timer = threading.Timer(2.0, event.set)
+    timer.start()
+    try:
+        ddf = _frame(X, y, qid)
+        distributed = DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"),
+                                                         ddf["label"])
+    finally:
+        timer.join()
+        busy.result()
+    assert distributed._fit_workers == workers
+
+
 def test_a_worker_without_sampled_queries_contributes_nothing(client, data):
     # One query per tree: every tree is grown on one worker's rows only, and
     # the other worker's histograms must be empty, not stale.
