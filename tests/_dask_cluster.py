@@ -9,9 +9,14 @@ FREE_HTTP_PORT = {"dashboard_address": "127.0.0.1:0"}
 
 
 @contextlib.contextmanager
-def local_cluster(n_workers=2):
+def local_cluster(n_workers=2, *, work_stealing=True):
     """``n_workers`` single-threaded worker processes with one numba thread
-    each (as the user guide sets them up), and a client connected to them."""
+    each (as the user guide sets them up), and a client connected to them.
+
+    With ``work_stealing=False`` the scheduler never moves a task to another
+    worker once it has chosen one, and it chooses among the workers that hold
+    the task's inputs: a test that puts data on a worker can then rely on the
+    work that reads it running there."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -24,7 +29,8 @@ def local_cluster(n_workers=2):
     # NUMBA_NUM_THREADS"; later tests' subprocesses must not see it either.
     saved_environ = dict(os.environ)
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.NUMBA_NUM_THREADS": 1,
+                              "distributed.scheduler.work-stealing": work_stealing}):
             cluster = LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=1,

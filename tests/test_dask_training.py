@@ -25,6 +25,7 @@ from sklearn_ltr.metrics import map_scorer
 
 pytest.importorskip("distributed", reason="needs dask.distributed (pip install sklearn-ltr[dask])")
 dd = pytest.importorskip("dask.dataframe", reason="needs dask.dataframe")
+import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 from _dask_cluster import local_cluster  # noqa: E402
 
@@ -53,7 +54,9 @@ PARAMS = dict(n_estimators=12, max_leaf_nodes=15, min_samples_leaf=5, subsample=
 
 @pytest.fixture(scope="module")
 def client():
-    with local_cluster() as client:
+    # Without work stealing, a task runs on a worker that holds its inputs:
+    # the partitions _place puts on a worker are read and trained there.
+    with local_cluster(work_stealing=False) as client:
         yield client
 
 
@@ -73,7 +76,54 @@ def data():
 
 def _frame(X, y, qid, npartitions=4, **columns):
     frame = to_frame(X, qid).assign(label=y, **columns)
-    return repartition_by_query(dd.from_pandas(frame, npartitions=npartitions, sort=False))
+    return _place(repartition_by_query(dd.from_pandas(frame, npartitions=npartitions,
+                                                      sort=False)))
+
+
+def _workers():
+    from distributed import default_client
+
+    return sorted(default_client().nthreads())
+
+
+def _place(ddf):
+    """``ddf`` with partition ``p`` computed and held by the ``p``-th worker
+    (modulo their number) only.
+
+    Where the scheduler puts the partitions of a lazy frame is its own
+    choice: on a loaded machine all of them may land on one worker, and a
+    test that needs every worker to train would fail at random. Placed
+    partitions (and the client fixture's cluster, which never steals work)
+    make the workers of a fit certain.
+    """
+    from distributed import default_client
+
+    client, workers = default_client(), _workers()
+    parts = dask.compute(*ddf.to_delayed())
+    # hash=False: equal partitions of another test must not come back as
+    # the futures that test placed, possibly on other workers.
+    futures = [client.scatter(part, workers=[workers[p % len(workers)]], hash=False)
+               for p, part in enumerate(parts)]
+    return dd.from_delayed(futures, meta=ddf._meta, verify_meta=False)
+
+
+def _placed_arrays(cuts, *arrays):
+    """Dask arrays of ``arrays`` cut into chunks at the row positions
+    ``cuts`` (from 0 to the number of rows), chunk ``p`` held by the
+    ``p``-th worker (modulo their number) only, as :func:`_place` holds
+    partitions."""
+    from distributed import default_client
+
+    client, workers = default_client(), _workers()
+    placed = []
+    for array in arrays:
+        blocks = []
+        for p, (start, stop) in enumerate(zip(cuts[:-1], cuts[1:])):
+            block = array[start:stop]
+            future = client.scatter(block, workers=[workers[p % len(workers)]], hash=False)
+            blocks.append(da.from_delayed(future, shape=block.shape, dtype=block.dtype))
+        placed.append(da.concatenate(blocks))
+    return placed
 
 
 def _assert_same_model(distributed, local, X, X_distributed=None):
@@ -96,7 +146,7 @@ def test_distributed_model_equals_single_process_model(client, data, dask_class,
     ddf = _frame(X, y, qid)
     distributed = dask_class(**PARAMS).fit(ddf.drop(columns="label"), ddf["label"])
     # The rows were really split: both workers held a shard.
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     local = local_class(**PARAMS).fit(X, y, qid=qid)
     _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_array_equal(distributed._bin_mapper.n_bins_non_missing_,
@@ -117,7 +167,7 @@ def test_calibrated_ranker_equals_single_process_model(client, data, objective):
     distributed = DaskCalibratedRanker(**params).fit(
         ddf.drop(columns=["label", "weight"]), ddf["label"], sample_weight=ddf["weight"])
     local = CalibratedRanker(**params).fit(X, y, qid=qid, sample_weight=weight)
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     expected_baseline = 0.0 if objective == "softmax" else np.log(
         np.average(y > 0, weights=weight) / (1 - np.average(y > 0, weights=weight)))
     np.testing.assert_allclose(distributed._booster.baseline, expected_baseline, rtol=1e-12)
@@ -256,8 +306,8 @@ def test_categorical_features_give_the_single_process_model(client, data, catego
     monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1500)
     if categorical_features == "names":
         params = dict(PARAMS, categorical_features=["code", "brand"])
-        ddf = repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=4,
-                                                  sort=False))
+        ddf = _place(repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=4,
+                                                         sort=False)))
         distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
         local = LambdaMARTRanker(**params).fit(frame, y)
         rows = frame
@@ -267,16 +317,14 @@ def test_categorical_features_give_the_single_process_model(client, data, catego
         y, qid = y[order], qid[order]
         params = dict(PARAMS, categorical_features=[X_codes.shape[1] - 1])
         starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
-        chunks = (tuple(np.diff([0, starts[len(starts) // 2], len(qid)])),)
-        distributed = DaskLambdaMARTRanker(**params).fit(
-            da.from_array(X_codes, chunks=chunks + (X_codes.shape[1],)),
-            da.from_array(y, chunks=chunks), qid=da.from_array(qid, chunks=chunks))
+        dX, dy, dqid = _placed_arrays([0, starts[len(starts) // 2], len(qid)], X_codes, y, qid)
+        distributed = DaskLambdaMARTRanker(**params).fit(dX, dy, qid=dqid)
         local = LambdaMARTRanker(**params).fit(X_codes, y, qid=qid)
         rows = X_codes
     np.testing.assert_array_equal(distributed.is_categorical_, local.is_categorical_)
     assert distributed.is_categorical_.sum() == (2 if categorical_features == "names" else 1)
     assert sum(int(tree["is_categorical"].sum()) for tree in local._booster.trees) > 5
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
                              local._bin_mapper.bin_thresholds_):
         np.testing.assert_array_equal(got, expected)
@@ -322,6 +370,38 @@ def test_a_fit_leaves_no_shards_on_the_workers(client, data):
     assert sum(counts.values()) == 0, counts
 
 
+def _hold(event_name):
+    from distributed import Event
+
+    Event(event_name).wait()
+
+
+def test_a_busy_worker_still_trains_its_partitions(client, data):
+    # How the tests flaked before their partitions were placed: with one
+    # worker busy when a fit started, the scheduler computed every partition
+    # on the other, and one worker trained. A placed partition waits for its
+    # worker instead. The timer only ends the wait; the workers of the fit
+    # do not depend on when.
+    import threading
+
+    from distributed import Event
+
+    X, y, qid = data
+    workers = _workers()
+    event = Event(f"release-{id(data)}")
+    busy = client.submit(_hold, event.name, workers=[workers[0]], pure=False)
+    timer = threading.Timer(2.0, event.set)
+    timer.start()
+    try:
+        ddf = _frame(X, y, qid)
+        distributed = DaskLambdaMARTRanker(**PARAMS).fit(ddf.drop(columns="label"),
+                                                         ddf["label"])
+    finally:
+        timer.join()
+        busy.result()
+    assert distributed._fit_workers == workers
+
+
 def test_a_worker_without_sampled_queries_contributes_nothing(client, data):
     # One query per tree: every tree is grown on one worker's rows only, and
     # the other worker's histograms must be empty, not stale.
@@ -330,7 +410,7 @@ def test_a_worker_without_sampled_queries_contributes_nothing(client, data):
     ddf = _frame(X, y, qid)
     distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
     local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     _assert_same_model(distributed, local, X, to_frame(X, qid))
 
 
@@ -394,7 +474,7 @@ def test_early_stopping_on_held_out_queries_matches_single_process(client, data,
     ddf = _frame(X, y, qid)
     distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
     local = LambdaMARTRanker(**params).fit(X, y, qid=qid)
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     assert distributed.n_iter_ < 80
     _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
@@ -429,7 +509,7 @@ def test_scoring_matches_single_process(client, data, classes, scoring, extra, m
     distributed = dask_class(**params).fit(
         ddf.drop(columns="label"), ddf["label"], X_val=to_frame(X_val, qid_val), y_val=y_val)
     local = local_class(**params).fit(X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
-    assert len(distributed._fit_workers) == 2
+    assert distributed._fit_workers == _workers()
     _assert_same_model(distributed, local, X, to_frame(X, qid))
     np.testing.assert_allclose(distributed.validation_score_, local.validation_score_,
                                rtol=0, atol=1e-12)

@@ -851,7 +851,7 @@ def test_pipelines_need_skops_and_single_rankers_do_not(pipelines, fitted, tmp_p
 # --------------------------------------------------------------------------- skops files of users
 
 
-def test_skops_trusted_types_name_the_rankers_and_their_internals():
+def test_skops_trusted_types_name_the_rankers_their_internals_and_exclude_qid():
     assert SKOPS_TRUSTED_TYPES == [
         "sklearn_ltr.CalibratedRanker",
         "sklearn_ltr.LambdaMARTRanker",
@@ -860,6 +860,7 @@ def test_skops_trusted_types_name_the_rankers_and_their_internals():
         "sklearn_ltr.YetiRankRanker",
         "sklearn_ltr._gbdt.binning.BinMapper",
         "sklearn_ltr._gbdt.booster.Booster",
+        "sklearn_ltr.compose._TransformedColumns",
     ]
     from sklearn_ltr import persistence
 
@@ -1026,7 +1027,9 @@ def test_the_saving_page_blocks_run(tmp_path, monkeypatch):
     namespace = {}
     for block in blocks:
         exec(compile(block, PAGE, "exec"), namespace)
-    assert namespace["others"] == ["sklearn.compose._column_transformer.make_column_selector"]
+    # The pipeline's other types are scikit-learn's, which skops trusts, and
+    # exclude_qid's column selector, which SKOPS_TRUSTED_TYPES names.
+    assert namespace["others"] == []
     converted = load_model("pipeline.model")
     frame_test = namespace["frame_test"]
     assert_array_equal(converted.predict(frame_test), namespace["search"].predict(frame_test))

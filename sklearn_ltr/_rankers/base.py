@@ -36,6 +36,7 @@ from .._utils.queries import (
 from .input import RankerInputMixin
 from .mixin import RankerMixin
 from .model_file import save_ranker
+from .registry import model_classes
 from .early_stopping_metric import check_scoring, scoring_metric
 from .._utils.threads import numba_threads
 
@@ -624,8 +625,11 @@ def fitted_tree_ensemble(model, *, caller):
                 " For a Pipeline, pass its last step (pipeline[-1]) and apply the other "
                 "steps before the model where it is served."
             )
+        # From the registry, so that a new ranker is named without an edit here.
+        names = sorted(model_classes())
+        listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
         raise TypeError(
-            f"{caller} takes a fitted LambdaMARTRanker, XENDCGRanker, ListNetRanker or "
-            f"CalibratedRanker (or one read by load_model); got {type(model).__name__}.{hint}"
+            f"{caller} takes a fitted {listed} (or one read by load_model); got "
+            f"{type(model).__name__}.{hint}"
         )
     return model._tree_ensemble()

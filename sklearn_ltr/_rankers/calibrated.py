@@ -21,7 +21,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_consistent_length, check_is_fitted
 
 from .base import BaseGBRanker
-from .._utils.queries import check_qid, group_queries, resolve_qid, split_queries
+from .._utils.queries import (
+    check_per_row_weights,
+    check_qid,
+    group_queries,
+    resolve_qid,
+    split_queries,
+)
 from .docs import _ranker_doc
 from .registry import register_model_class
 
@@ -350,8 +356,11 @@ class CalibratedRanker(BaseGBRanker):
                 "X_val, y_val, qid_val."
             )
         X, qid = resolve_qid(X, qid)
-        check_consistent_length(X, y, qid, sample_weight)
         n_samples = _num_samples(X)
+        if qid is not None and np.shape(qid)[:1] == (n_samples,):
+            # Before the length check, which would only report the lengths.
+            check_per_row_weights(sample_weight, check_qid(qid, n_samples))
+        check_consistent_length(X, y, qid, sample_weight)
         qid_rows = np.zeros(n_samples, dtype=np.int64) if qid is None else check_qid(qid, n_samples)
         order, offsets, _ = group_queries(qid_rows)
         n_queries = offsets.shape[0] - 1

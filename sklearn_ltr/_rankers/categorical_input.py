@@ -1,36 +1,40 @@
-"""Which input columns are categorical, and pandas category columns as codes.
+"""Which input columns are categorical, and DataFrame category columns as codes.
 
 The rankers take ``categorical_features`` as scikit-learn's
 HistGradientBoosting does. The engine reads a categorical column as integer
 category codes (see :mod:`sklearn_ltr._gbdt.binning`). A pandas
-``category`` column is turned into such codes here: the position of each
-value among the categories the column had in ``fit``, so that a frame whose
-column lists its categories in another order, or has more of them, is
-encoded as in training; values that were not categories in ``fit`` become
-NaN (missing, like categories never seen in training).
+``category`` column, or a polars ``Categorical`` or ``Enum`` column, is
+turned into such codes here: the position of each value among the
+categories the column had in ``fit``, so that a frame whose column lists its
+categories in another order, or has more of them, is encoded as in training;
+values that were not categories in ``fit`` become NaN (missing, like
+categories never seen in training). A polars ``Categorical`` column's
+categories are the distinct values it holds in ``fit``, sorted (see
+:func:`~sklearn_ltr._utils.frames.polars_categories`).
 """
 
 import numpy as np
+
+from .._utils.frames import categorical_positions, is_polars_frame, polars_categories
 
 __all__ = ["categorical_mask", "encode_pandas_categories", "pandas_categories"]
 
 
 def pandas_categories(X):
-    """The categories of each pandas ``category`` column of ``X``, by
-    position: ``{j: ndarray of the category values}`` (empty if X is not a
-    DataFrame)."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(dtypes, "items"):
+    """The categories of each category column of ``X`` (pandas ``category``,
+    polars ``Categorical`` or ``Enum``), by position: ``{j: ndarray of the
+    category values}`` (empty if X is not a DataFrame)."""
+    positions = categorical_positions(X)
+    if not positions:
         return {}
-    return {
-        j: np.asarray(dtype.categories)
-        for j, (_, dtype) in enumerate(dtypes.items())
-        if getattr(dtype, "name", None) == "category"
-    }
+    if is_polars_frame(X):
+        return {j: polars_categories(X.to_series(j)) for j in positions}
+    dtypes = list(X.dtypes)
+    return {j: np.asarray(dtypes[j].categories) for j in positions}
 
 
 def encode_pandas_categories(X, categories, name="X"):
-    """``X`` with its pandas category columns (``categories`` as returned by
+    """``X`` with its category columns (``categories`` as returned by
     :func:`pandas_categories` in ``fit``) replaced by float codes.
 
     Raises
@@ -41,14 +45,16 @@ def encode_pandas_categories(X, categories, name="X"):
     """
     if not categories:
         return X
-    import pandas as pd
-
+    if is_polars_frame(X):
+        return _encode_polars_categories(X, categories, name)
     if not hasattr(X, "iloc"):
         raise ValueError(
             f"{name} is not a DataFrame, but the ranker was fitted on a DataFrame with "
             f"category columns (positions {sorted(categories)}): pass a DataFrame with the "
             "same columns, so that their values are read as the categories they were in fit."
         )
+    import pandas as pd
+
     X = X.copy(deep=False)
     for j, known in categories.items():
         column = X.iloc[:, j]
@@ -64,6 +70,34 @@ def encode_pandas_categories(X, categories, name="X"):
         codes[codes < 0] = np.nan
         X[X.columns[j]] = codes
     return X
+
+
+def _encode_polars_categories(X, categories, name):
+    """:func:`encode_pandas_categories` of a polars DataFrame."""
+    import polars as pl
+
+    replaced = []
+    for j, known in categories.items():
+        column = X.to_series(j)
+        if not isinstance(column.dtype, (pl.Categorical, pl.Enum)):
+            raise ValueError(
+                f"Column {column.name!r} of {name} has dtype {column.dtype}, but it was a "
+                f"category column in fit; convert it with {name}.with_columns("
+                f"pl.col({column.name!r}).cast(pl.Categorical))."
+            )
+        if not all(isinstance(v, str) for v in known):
+            raise ValueError(
+                f"Column {column.name!r} of {name} is a polars category column, whose "
+                f"categories are text, but its categories in fit were not all text "
+                f"({list(known[:5])}): pass the column as it was in fit."
+            )
+        # The position of each value among the categories of fit; null for
+        # missing values and for values that were not categories then.
+        codes = column.cast(pl.String).replace_strict(
+            list(known), np.arange(len(known), dtype=np.float64), default=None,
+            return_dtype=pl.Float64)
+        replaced.append(codes.alias(column.name))
+    return X.with_columns(replaced)
 
 
 def categorical_mask(categorical_features, n_features, feature_names, category_columns):

@@ -14,8 +14,8 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, validat
 
 from .categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
 from .._gbdt.common import X_DTYPE, Y_DTYPE
-from .input_checks import check_labels, check_no_text_labels, check_numeric_columns
-from .._utils.queries import check_qid, resolve_qid, warn_one_query
+from .input_checks import check_2d, check_labels, check_no_text_labels, check_numeric_columns
+from .._utils.queries import check_per_row_weights, check_qid, resolve_qid, warn_one_query
 
 __all__ = ["RankerInputMixin"]
 
@@ -33,6 +33,7 @@ class RankerInputMixin:
     def _validate_X(self, X, *, name="X", allow_empty=True):
         """Check X against the fitted features. Scoring an empty batch is not
         an error; a validation set without rows is."""
+        check_2d(X, name)
         X = encode_pandas_categories(X, getattr(self, "_pandas_categories", {}), name)
         check_numeric_columns(X, name)
         if not allow_empty and _num_samples(X) == 0:
@@ -58,6 +59,7 @@ class RankerInputMixin:
 
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
+        check_2d(X, "X")
         warm = self._adds_to_fitted_model()
         category_columns = self._pandas_categories if warm else pandas_categories(X)
         X = encode_pandas_categories(X, category_columns)
@@ -94,6 +96,7 @@ class RankerInputMixin:
             qid = np.zeros(n_samples, dtype=np.int64)
         qid = check_qid(qid, n_samples)
         if sample_weight is not None:
+            check_per_row_weights(sample_weight, qid)
             sample_weight = _check_sample_weight(sample_weight, X, dtype=Y_DTYPE)
         return X, y, qid, sample_weight
 

@@ -5,11 +5,14 @@ table, with ``label_gain``); text is refused, never converted."""
 from numbers import Real
 
 import numpy as np
+from scipy import sparse
 
 from .._gbdt.common import Y_DTYPE
+from .._utils.frames import is_polars_frame
 from ..metrics._checks import label_gains, max_exponential_label
 
 __all__ = [
+    "check_2d",
     "check_labels",
     "check_largest_label",
     "check_no_text_cells",
@@ -67,11 +70,54 @@ def _first_text(values):
     return np.unravel_index(index, values.shape), values.flat[index]
 
 
+def check_2d(X, name):
+    """Refuse a 1-D ``X`` (or a single value) with its shape and the reshape
+    that fixes it; scikit-learn's own message prints every value.
+
+    Lists of rows, DataFrames, sparse matrices and arrays of other
+    dimensions are left to ``validate_data``.
+    """
+    if sparse.issparse(X):
+        return
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        if not isinstance(X, (list, tuple)):
+            return
+        # A row is a sequence; text and numbers are cells.
+        if any(hasattr(v, "__len__") and not isinstance(v, (str, bytes)) for v in X):
+            return
+        shape = (len(X),)
+    if len(shape) > 1:
+        return
+    if hasattr(X, "to_frame"):  # a pandas or polars Series
+        as_column, as_row = f"{name}.to_frame()", f"{name}.to_frame().T"
+    elif isinstance(X, np.ndarray):
+        as_column, as_row = f"{name}.reshape(-1, 1)", f"{name}.reshape(1, -1)"
+    else:
+        as_column, as_row = f"np.reshape({name}, (-1, 1))", f"np.reshape({name}, (1, -1))"
+    if len(shape) == 0:
+        raise ValueError(
+            f"{name} is a single value (shape ()), but the rankers take a 2-D {name} of "
+            f"shape (n_samples, n_features): pass {as_row} for one row of one feature."
+        )
+    n = shape[0]
+    # "Reshape your data" as in scikit-learn's message, which its estimator
+    # checks look for.
+    raise ValueError(
+        f"{name} is 1-D (shape ({n},)), but the rankers take a 2-D {name} of shape "
+        f"(n_samples, n_features). Reshape your data: if it holds one feature of {n} rows, "
+        f"pass {as_column}; if it is one row of {n} features, pass {as_row}."
+    )
+
+
 def check_numeric_columns(X, name):
     """Refuse text in ``X``: DataFrame columns that would be cast to numbers
     silently or with an error that names no column (categories, strings,
     objects), and str or bytes cells of arrays and lists, numbers stored as
     text ("1.5") included."""
+    if is_polars_frame(X):
+        _check_numeric_polars_columns(X, name)
+        return
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(dtypes, "items"):
         check_no_text_cells(X, name)
@@ -92,6 +138,33 @@ def check_numeric_columns(X, name):
             examples.append(value)
     if bad:
         convert = f"{name}[{columns[0]!r}] = pd.to_numeric({name}[{columns[0]!r}])"
+        raise ValueError(
+            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
+            f"only. {_conversion_advice(examples, convert)}"
+        )
+
+
+def _check_numeric_polars_columns(X, name):
+    """:func:`check_numeric_columns` of a polars DataFrame."""
+    import polars as pl
+
+    bad, columns, examples = [], [], []
+    for column, dtype in X.schema.items():
+        if dtype.is_numeric() or dtype == pl.Boolean:
+            continue
+        columns.append(column)
+        values = X.get_column(column)
+        present = values.drop_nulls().to_list()
+        if not present:
+            bad.append(f"{column!r} ({dtype})")
+            continue
+        # As for pandas: the first value that is not a number, else the first.
+        value = next((v for v in present if not _looks_numeric(v)), present[0])
+        row = int(values.is_not_null().arg_true()[present.index(value)])
+        bad.append(f"{column!r} ({dtype}; {value!r} at row {row})")
+        examples.append(value)
+    if bad:
+        convert = f"{name}.with_columns(pl.col({columns[0]!r}).cast(pl.Float64))"
         raise ValueError(
             f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
             f"only. {_conversion_advice(examples, convert)}"

@@ -13,9 +13,11 @@ import numpy as np
 from scipy import sparse
 
 from ..exceptions import SingleQueryWarning
+from .frames import column_values, drop_column
 from .groups import rows_of_groups
 
 __all__ = [
+    "check_per_row_weights",
     "check_qid",
     "columns_like_query_ids",
     "group_queries",
@@ -75,6 +77,49 @@ def check_qid(qid, n_samples, *, name="qid"):
     return qid
 
 
+def check_per_row_weights(sample_weight, qid, *, name="sample_weight"):
+    """Refuse one weight per query where one per row is due, with the fix.
+
+    LightGBM takes one weight per query in ranking; here ``sample_weight``
+    has one per row, and scikit-learn's check of its length would only
+    report the two lengths.
+
+    Parameters
+    ----------
+    sample_weight : array-like or None
+        The weights as the caller passed them.
+    qid : ndarray of shape (n_samples,)
+        Validated query ids (see :func:`check_qid`).
+    name : str, default="sample_weight"
+        The argument name used in the message.
+
+    Raises
+    ------
+    ValueError
+        If ``sample_weight`` is 1-D with one entry per query, there are at
+        least two queries, and the rows are more than the queries.
+    """
+    if sample_weight is None:
+        return
+    # np.asarray, not np.ndim: array-likes need not implement NumPy's functions.
+    weights = np.asarray(sample_weight)
+    if weights.ndim != 1:
+        return
+    n_weights, n_samples = weights.shape[0], qid.shape[0]
+    if n_weights == n_samples:
+        return
+    n_queries = group_queries(qid)[1].shape[0] - 1
+    if n_weights != n_queries or n_queries < 2:
+        return
+    raise ValueError(
+        f"{name} has {n_weights} entries, one per query, but weights are per row and "
+        f"there are {n_samples} rows. Give every row the weight of its query: "
+        f"{name} = np.asarray({name})[np.unique(qid, return_inverse=True)[1]], which "
+        "reads the weights in the order of the sorted query ids (LightGBM's order of "
+        "groups when the rows are sorted by query id)."
+    )
+
+
 def _is_non_decreasing(qid):
     if qid.dtype.kind not in "iuf":
         return False
@@ -126,9 +171,10 @@ def group_queries(qid):
 def resolve_qid(X, qid, *, qid_column="qid"):
     """Find the query ids for ``X`` following the package's rules.
 
-    An explicit ``qid`` wins. Otherwise a pandas DataFrame column named
-    ``qid_column`` is used. The column is always removed from ``X`` so that it
-    never becomes a feature. If both are given and differ, an error is raised.
+    An explicit ``qid`` wins. Otherwise a DataFrame column named
+    ``qid_column`` is used (of a pandas or a polars DataFrame). The column is
+    always removed from ``X`` so that it never becomes a feature. If both are
+    given and differ, an error is raised.
 
     Parameters
     ----------
@@ -150,8 +196,8 @@ def resolve_qid(X, qid, *, qid_column="qid"):
     column = None
     columns = getattr(X, "columns", None)
     if columns is not None and qid_column in list(columns):
-        column = np.asarray(X[qid_column])
-        X = X.drop(columns=[qid_column])
+        column = column_values(X, qid_column)
+        X = drop_column(X, qid_column)
     if qid is None:
         return X, column
     if hasattr(qid, "to_numpy"):

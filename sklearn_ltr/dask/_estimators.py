@@ -453,7 +453,7 @@ class _DaskRankerMixin:
 
         Returns
         -------
-        ranker : LambdaMARTRanker, XENDCGRanker, ListNetRanker or YetiRankRanker
+        ranker : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
             Same parameters and trees; predictions are identical.
         """
         check_is_fitted(self, "_booster")

@@ -307,6 +307,16 @@ def make_ranking(
     draws with ``n_features - n_categorical`` features and the same other
     arguments, as long as ``missing_rate=0``; the categories change the labels.
 
+    Take training and test sets from **one call**, split by query. Each call
+    draws its own hidden problem from ``random_state`` (which columns carry
+    the factors, the relevance function, the label cut points), so a second
+    call with another ``random_state`` is a different problem with a
+    different ground truth: a model fitted on one call has no reason to rank
+    the documents of another well. Split with
+    :class:`~sklearn.model_selection.GroupShuffleSplit` (or ``GroupKFold``)
+    and ``groups=qid``, which keeps each query's rows on one side (see the
+    Examples).
+
     Parameters
     ----------
     n_queries : int, default=100
@@ -366,6 +376,19 @@ def make_ranking(
     >>> codes = X[:, categorical_features]
     >>> bool((codes == codes.round()).all() and codes.min() >= 0 and codes.max() < 50)
     True
+
+    Training and test queries of one problem, from one call split by query
+    (the rows keep their order, so a query's rows stay together):
+
+    >>> from sklearn.model_selection import GroupShuffleSplit
+    >>> X, y, qid = make_ranking(n_queries=50, docs_per_query=10, n_features=8,
+    ...                          random_state=0)
+    >>> splitter = GroupShuffleSplit(n_splits=1, test_size=0.2, random_state=0)
+    >>> train, test = next(splitter.split(X, y, groups=qid))
+    >>> X_train, y_train, qid_train = X[train], y[train], qid[train]
+    >>> X_test, y_test, qid_test = X[test], y[test], qid[test]
+    >>> len(set(qid_train)), len(set(qid_test)), len(set(qid_train) & set(qid_test))
+    (40, 10, 0)
     """
     n_queries = _check_int(n_queries, "n_queries", 1)
     docs_per_query = _check_int(docs_per_query, "docs_per_query", 2)

@@ -281,10 +281,13 @@ def warns_without_qid(metric):
 
     @functools.wraps(metric)
     def checked(*args, **kwargs):
+        # The metric runs first: a call that its checks refuse (a 2-D y_true,
+        # lengths that differ) raises that error alone, without a warning
+        # about query ids that would not have helped.
+        result = metric(*args, **kwargs)
         if kwargs.get("qid") is None:
             y_true = args[0] if args else kwargs.get("y_true")
-            n_samples = np.shape(y_true)[0] if np.ndim(y_true) else 0
-            warn_one_query(metric.__name__, n_samples)
-        return metric(*args, **kwargs)
+            warn_one_query(metric.__name__, np.shape(y_true)[0])
+        return result
 
     return checked

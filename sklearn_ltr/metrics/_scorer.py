@@ -162,14 +162,8 @@ class RankingScorer:
         """
         _, qid = resolve_qid(X, qid, qid_column=self._qid_column)
         alias = self._metadata_request.score.requests.get("qid")
-        if qid is None and isinstance(alias, str) and _routing_enabled():
-            raise ValueError(
-                f"{self!r} got no query ids: it requests them under the alias {alias!r} "
-                f"(set_score_request(qid={alias!r})), so pass them under that name, e.g. "
-                f"cross_val_score(..., params={{'qid': qid, {alias!r}: qid}}) or "
-                f"GridSearchCV(...).fit(X, y, qid=qid, {alias}=qid); or call "
-                "set_score_request(qid=True) to receive the qid passed to fit."
-            )
+        if qid is None and _routing_enabled():
+            self._raise_not_routed(alias)
         if qid is None:
             raise ValueError(
                 f"{self!r} got no query ids, so it cannot score per query (scoring the "
@@ -186,6 +180,33 @@ class RankingScorer:
             y_true, y_score, qid=qid, sample_weight=sample_weight, **self._kwargs
         )
         return self._sign * value
+
+    def _raise_not_routed(self, alias):
+        """The error of a call without query ids while metadata routing is
+        on: routing was not the missing piece, what was passed to it was."""
+        column = f"or pass X as a DataFrame with a {self._qid_column!r} column."
+        if isinstance(alias, str):
+            raise ValueError(
+                f"{self!r} got no query ids: it requests them under the alias {alias!r} "
+                f"(set_score_request(qid={alias!r})), so pass them under that name, e.g. "
+                f"cross_val_score(..., params={{'qid': qid, {alias!r}: qid}}) or "
+                f"GridSearchCV(...).fit(X, y, qid=qid, {alias}=qid); or call "
+                "set_score_request(qid=True) to receive the qid passed to fit."
+            )
+        if alias is True:
+            raise ValueError(
+                f"{self!r} got no query ids: metadata routing is on and the scorer requests "
+                "qid, but no qid reached it. Pass qid to the call that runs the scorer: "
+                "cross_validate(..., params={'qid': qid}) (or cross_val_score), or "
+                "GridSearchCV(...).fit(X, y, qid=qid); add groups=qid for a GroupKFold. "
+                f"Called directly, the scorer takes scorer(estimator, X, y, qid=qid); {column}"
+            )
+        raise ValueError(
+            f"{self!r} got no query ids: metadata routing is on, but the scorer does not "
+            f"request qid (its request is {alias!r}). Call set_score_request(qid=True) on it "
+            "and pass qid to cross_validate(..., params={'qid': qid}) or "
+            f"GridSearchCV(...).fit(X, y, qid=qid); {column}"
+        )
 
 
 def make_ranking_scorer(

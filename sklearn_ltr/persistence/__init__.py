@@ -179,9 +179,10 @@ skops files of your own
 A ranker also goes through ``skops.io.dump`` as it is or inside your own
 objects: its trees are NumPy arrays of a structured dtype, which skops stores
 as ``.npy``. ``skops.io.load`` needs the package's types in ``trusted``:
-``SKOPS_TRUSTED_TYPES`` (a new list at each access) names the five rankers
-and the internal classes they hold; add the other types of your file after
-reviewing them (``skops.io.get_untrusted_types`` lists them)::
+``SKOPS_TRUSTED_TYPES`` (a new list at each access) names the five rankers,
+the internal classes they hold, and the column selector of
+:func:`~sklearn_ltr.compose.exclude_qid`; add the other types of your file
+after reviewing them (``skops.io.get_untrusted_types`` lists them)::
 
     skops.io.dump(pipeline, "pipeline.skops")
     others = [t for t in skops.io.get_untrusted_types(file="pipeline.skops")
@@ -211,6 +212,7 @@ from .._rankers.model_file import (
 )
 from .._rankers.registry import model_classes
 from .._version import __version__
+from ..compose import _TransformedColumns
 from .pipeline_file import STEPS_MEMBER, dump_steps, load_steps, skops_version, split_pipeline
 from .ranker_file import ModelFileError, build_ranker, get_field, read_arrays
 
@@ -220,8 +222,9 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 # what it saves (see "Versions" above).
 FORMAT_VERSION = 3
 _PIPELINE_VERSION = 2
-# Classes a fitted ranker holds besides the ranker itself, for skops users.
-_INTERNAL_CLASSES = (Booster, BinMapper)
+# Classes a fitted ranker holds besides the ranker itself, and the column
+# selector that a pipeline with exclude_qid holds, for skops users.
+_INTERNAL_CLASSES = (Booster, BinMapper, _TransformedColumns)
 
 
 def __getattr__(name):
@@ -249,8 +252,9 @@ def save_model(estimator, path):
 
     Parameters
     ----------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker or Pipeline
-        A fitted ranker (not a subclass), or a fitted
+    estimator : ranker or Pipeline
+        A fitted LambdaMARTRanker, XENDCGRanker, ListNetRanker,
+        YetiRankRanker or CalibratedRanker (not a subclass), or a fitted
         :class:`sklearn.pipeline.Pipeline` whose last step is one and whose
         other steps are scikit-learn transformers (saving a pipeline needs
         ``skops``).
@@ -373,8 +377,9 @@ def load_model(path):
 
     Returns
     -------
-    estimator : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker, CalibratedRanker or Pipeline
-        The fitted ranker, or pipeline ending in one. With
+    estimator : ranker or Pipeline
+        The fitted ranker (LambdaMARTRanker, XENDCGRanker, ListNetRanker,
+        YetiRankRanker or CalibratedRanker), or pipeline ending in one. With
         ``warm_start=True`` and a larger ``n_estimators``, ``fit`` continues
         the ranker exactly as it would have continued the saved one.
 

@@ -23,10 +23,11 @@ __all__ = [
 STEPS_MEMBER = "pipeline_steps.skops"
 
 # Besides scikit-learn's and those skops trusts by default (containers,
-# arrays, ufuncs), the only type the steps may hold: a description of an
-# array's element type (SimpleImputer and KBinsDiscretizer keep one), which
-# runs no code when built.
-_SAFE_OTHER_TYPES = frozenset({"numpy.dtype"})
+# arrays, ufuncs), the only types the steps may hold: a description of an
+# array's element type (SimpleImputer and KBinsDiscretizer keep one), and
+# the column selector of exclude_qid (two attributes and a __call__ that
+# reads column names), neither of which runs code when built.
+_SAFE_OTHER_TYPES = frozenset({"numpy.dtype", "sklearn_ltr.compose._TransformedColumns"})
 # Functions are trusted from these packages only: score functions, kernels
 # and distances, which compute on the arrays they are given. Elsewhere in
 # scikit-learn are functions that read or write files or the network
