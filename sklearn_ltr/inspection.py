@@ -26,10 +26,10 @@ References
 import numpy as np
 from scipy import sparse
 
-from ._rankers.base import fitted_tree_ensemble
-from ._utils.threads import numba_threads
 from ._gbdt.treeshap import tree_shap
+from ._rankers.base import fitted_tree_ensemble
 from ._utils.queries import check_qid, group_queries, resolve_qid
+from ._utils.threads import numba_threads
 
 __all__ = ["explain_pair", "feature_contributions"]
 

@@ -16,14 +16,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import InvalidParameterError, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._gbdt.binning import BinMapper
 from .._gbdt.booster import Booster, TrainingData
 from .._gbdt.constraints import check_interaction_cst, check_monotonic_cst
 from .._gbdt.grower import GROW_POLICIES
-from .foreign_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from .._objectives import OBJECTIVES
 from .._objectives.multi_objective import check_secondary_labels
 from .._objectives.unbiased_lambdarank import check_positions
@@ -33,12 +32,13 @@ from .._utils.queries import (
     rows_of_queries,
     split_queries,
 )
+from .._utils.threads import numba_threads
+from .early_stopping_metric import check_scoring, scoring_metric
+from .foreign_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from .input import RankerInputMixin
 from .mixin import RankerMixin
 from .model_file import save_ranker
 from .registry import model_classes
-from .early_stopping_metric import check_scoring, scoring_metric
-from .._utils.threads import numba_threads
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
 

@@ -14,13 +14,11 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils import ClassifierTags
+from sklearn.utils import ClassifierTags, _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_consistent_length, check_is_fitted
 
-from .base import BaseGBRanker
 from .._utils.queries import (
     check_per_row_weights,
     check_qid,
@@ -28,6 +26,7 @@ from .._utils.queries import (
     resolve_qid,
     split_queries,
 )
+from .base import BaseGBRanker
 from .docs import _ranker_doc
 from .registry import register_model_class
 

@@ -12,10 +12,10 @@ validation set of ``fit``. The rankers override the hooks ``_gain_table``,
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, _num_samples, validate_data
 
-from .categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
 from .._gbdt.common import X_DTYPE, Y_DTYPE
-from .input_checks import check_2d, check_labels, check_no_text_labels, check_numeric_columns
 from .._utils.queries import check_per_row_weights, check_qid, resolve_qid, warn_one_query
+from .categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
+from .input_checks import check_2d, check_labels, check_no_text_labels, check_numeric_columns
 
 __all__ = ["RankerInputMixin"]
 

@@ -7,12 +7,8 @@ from sklearn.base import _fit_context
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._rankers.base import _BINNING_SUBSAMPLE
-from .._rankers.categorical_input import categorical_mask, encode_pandas_categories, pandas_categories
-from .._rankers.input_checks import check_largest_label, check_numeric_columns
 from .._gbdt.binning import BinMapper
 from .._objectives import OBJECTIVES
-from .._utils.queries import resolve_qid, rows_of_queries, split_queries
 from .._rankers import (
     CalibratedRanker,
     LambdaMARTRanker,
@@ -20,9 +16,16 @@ from .._rankers import (
     XENDCGRanker,
     YetiRankRanker,
 )
-
+from .._rankers.base import _BINNING_SUBSAMPLE
 from .._rankers.calibrated import _proba_available
+from .._rankers.categorical_input import (
+    categorical_mask,
+    encode_pandas_categories,
+    pandas_categories,
+)
 from .._rankers.docs import _dask_ranker_doc
+from .._rankers.input_checks import check_largest_label, check_numeric_columns
+from .._utils.queries import resolve_qid, rows_of_queries, split_queries
 from ._partitions import (
     is_dask_collection,
     partition_tasks,
