@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sklearn_ltr._gbdt.histogram import allocate_histograms
+from sklearn_ltr._gbdt.splitting import split_scratch
 from sklearn_ltr._gbdt.symmetric import level_split
 
 MISSING = 255
@@ -67,7 +68,8 @@ def test_level_split_is_the_brute_force_best_of_the_summed_gains(seed, min_leaf)
     hists = _histograms(Xb, g, h, node_rows)
     totals = np.array([[g[r].sum(), h[r].sum(), len(r)] for r in node_rows])
     split = level_split(hists, np.arange(n_nodes, dtype=np.int64), totals, n_bins_nm, MISSING,
-                        np.ones(n_features, dtype=np.uint8), min_leaf, 1e-3, 0.0, 0.5)
+                        np.ones(n_features, dtype=np.uint8), min_leaf, 1e-3, 0.0, 0.5,
+                        split_scratch(n_features, MISSING + 1))
     (f, b, d), gain = _brute_force(Xb, g, h, node_rows, n_bins_nm, min_leaf, 1e-3, 0.5)
     assert split is not None
     assert split[1:3] == (f, b)
@@ -86,12 +88,13 @@ def test_a_masked_feature_is_never_chosen_and_no_gain_means_no_split():
     hists = _histograms(Xb, g, h, rows)
     totals = np.array([[g.sum(), h.sum(), n]])
     args = (hists, np.zeros(1, dtype=np.int64), totals, np.full(3, 5, dtype=np.uint32), MISSING)
-    split = level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 0.0, 0.0)
+    scratch = split_scratch(3, MISSING + 1)
+    split = level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 0.0, 0.0, scratch)
     assert split[1:3] == (1, 1)
-    masked = level_split(*args, np.array([1, 0, 1], dtype=np.uint8), 1, 1e-3, 0.0, 0.0)
+    masked = level_split(*args, np.array([1, 0, 1], dtype=np.uint8), 1, 1e-3, 0.0, 0.0, scratch)
     assert masked is None or masked[1] != 1
     # Gains all below the bar: no split.
-    assert level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 1e9, 0.0) is None
+    assert level_split(*args, np.ones(3, dtype=np.uint8), 1, 1e-3, 1e9, 0.0, scratch) is None
 
 
 # ------------------------------------------------------------------ prediction

@@ -12,9 +12,9 @@ Three growth policies (``grow_policy``, XGBoost's and CatBoost's names):
 - ``"symmetric"``, oblivious trees as CatBoost's default: one split per
   level, shared by every node of the level (:mod:`.symmetric`), to depth
   ``max_depth``.
- The orchestration is plain
-Python; the per-node work (partition, gather, histogram, split search) runs
-in njitted kernels. The grower works from histograms only; the rows of each
+
+The orchestration is plain Python; the per-node work (partition, gather,
+histogram, split search) runs in njitted kernels. The grower works from histograms only; the rows of each
 node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
 a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one
 whose rows live on several workers for data-parallel training).

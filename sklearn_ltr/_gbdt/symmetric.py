@@ -22,13 +22,14 @@ number of threads. Ties in summed gain are broken as in :mod:`.splitting`:
 lowest feature, then lowest bin, then missing-right before missing-left.
 """
 
-import numba
+from time import perf_counter
+
 import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._utils.parallel import pick, serial_twin
 from .scan_parts import leaf_term
-from .splitting import left_bins
+from .splitting import _first_best_feature, left_bins
 
 __all__ = ["grow_symmetric_levels", "level_split"]
 
@@ -69,7 +70,7 @@ def _summed_gains_of_each_feature(histograms, slots, totals, n_bins_non_missing,
     whose histograms are ``histograms[slots]`` and totals ``totals``
     (``(sum_g, sum_h, count)`` each); the gain is ``-inf`` for a feature
     masked out. ``work[t]`` is thread ``t``'s space for the summed gains of
-    the two scan directions."""
+    the two scan directions (its first two rows; it may have more)."""
     n_features = per_feature.shape[0]
     n_nodes = slots.shape[0]
     for f in prange(n_features):
@@ -129,7 +130,8 @@ def _left_sums(h, bin_threshold, missing_left, missing_bin):
 
 
 def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
-                min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization):
+                min_samples_leaf, min_hessian_to_split, min_gain_to_split, l2_regularization,
+                scratch):
     """The best split shared by the nodes of one level.
 
     Parameters
@@ -154,6 +156,9 @@ def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feat
         The level is split only if the summed gain is strictly larger.
     l2_regularization : float
         L2 regularization of leaf values.
+    scratch : tuple
+        The grower's work space (:func:`~.splitting.split_scratch`, allocated
+        once per fit): its per-feature results and per-thread rows.
 
     Returns
     -------
@@ -165,22 +170,16 @@ def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feat
         side with more training rows over the level.
     """
     n_features = histograms.shape[1]
-    per_feature = np.empty((n_features, 3))
-    work = np.empty((numba.config.NUMBA_NUM_THREADS, 2, histograms.shape[2]))
-    numba.get_num_threads()  # starts the threading layer that get_thread_id reads
+    per_feature, work = scratch[0][0], scratch[1]
     scan = pick(_summed_gains_of_each_feature, _summed_gains_of_each_feature_serial,
                 slots.shape[0] * n_features * histograms.shape[2], _MIN_PARALLEL_BINS)
     scan(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
          int(min_samples_leaf), float(min_hessian_to_split), float(l2_regularization),
          per_feature, work)
-    # The first feature with the largest gain, as the serial scan keeps it.
-    best = -1
-    best_gain = -np.inf
-    for f in range(n_features):
-        if per_feature[f, 0] > best_gain:
-            best, best_gain = f, per_feature[f, 0]
-    if best < 0 or not best_gain > min_gain_to_split:
+    best = _first_best_feature(per_feature)
+    if best < 0 or not per_feature[best, 0] > min_gain_to_split:
         return None
+    best_gain = per_feature[best, 0]
     bin_threshold = int(per_feature[best, 1])
     missing_left = int(per_feature[best, 2])
     if not np.any(histograms[slots, best, missing_bin, 2] > 0):
@@ -215,9 +214,12 @@ def grow_symmetric_levels(grower, root, max_depth):
         hists = grower._histograms
         slots = np.array([nd["slot"] for nd in level], dtype=np.int64)
         totals = np.array([[nd["sum_g"], nd["sum_h"], float(nd["count"])] for nd in level])
+        tic = perf_counter()
         split = level_split(hists, slots, totals, grower.n_bins_non_missing, missing_bin,
                             grower._mask, grower.min_samples_leaf, grower.min_hessian_to_split,
-                            grower.min_gain_to_split, grower.l2_regularization)
+                            grower.min_gain_to_split, grower.l2_regularization,
+                            grower._split_scratch)
+        grower.time_find_split += perf_counter() - tic
         if split is None:
             break
         _, feature, bin_threshold, missing_left = split
