@@ -19,9 +19,9 @@ in tree order from 0.0, and the caller adds the baseline.
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-__all__ = ["ObliviousTrees", "oblivious_trees"]
+__all__ = ["ObliviousTrees", "oblivious_trees", "walk_oblivious_block"]
 
 # A leaf table has 2**depth entries: deeper trees are walked instead.
 MAX_OBLIVIOUS_DEPTH = 12
@@ -152,31 +152,3 @@ def walk_oblivious_block(level_offset, level_threshold, level_missing_right, dep
         for r in range(n_lanes):
             acc[r] += leaf_values[base + index[r]]
 
-
-@njit(parallel=True, cache=True)
-def predict_oblivious_blocks(level_offset, level_threshold, level_missing_right, depths,
-                             leaf_starts, leaf_values, n_trees, columns, block_rows, X, out):
-    """Add the symmetric ensemble's prediction for raw values to ``out``,
-    blocks of ``block_rows`` rows in parallel (each row sums its trees in
-    order, so the result does not depend on the number of threads)."""
-    n_rows = X.shape[0]
-    n_columns = columns.shape[0]
-    n_blocks = (n_rows + block_rows - 1) // block_rows
-    for b in prange(n_blocks):
-        start = b * block_rows
-        n_in_block = min(n_rows - start, block_rows)
-        n_lanes = n_in_block if n_in_block < 8 else (n_in_block + 7) // 8 * 8
-        xb = np.zeros((n_columns if n_columns else 1) * block_rows)
-        with_nan = False
-        for r in range(n_in_block):
-            for j in range(n_columns):
-                x = X[start + r, columns[j]]
-                xb[j * block_rows + r] = x
-                with_nan |= x != x
-        index = np.empty(block_rows, dtype=np.int64)
-        acc = np.empty(block_rows)
-        walk_oblivious_block(level_offset, level_threshold, level_missing_right, depths,
-                             leaf_starts, leaf_values, n_trees, xb, n_lanes, with_nan, index,
-                             acc)
-        for r in range(n_in_block):
-            out[start + r] += acc[r]

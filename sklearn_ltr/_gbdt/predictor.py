@@ -45,7 +45,7 @@ from scipy import sparse
 
 from .._utils.parallel import pick, serial_twin
 from .common import BITSET_WORDS, NODE_DTYPE, X_DTYPE, in_bitset, readonly_view
-from .oblivious import oblivious_trees, predict_oblivious_blocks
+from .oblivious import oblivious_trees, walk_oblivious_block
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
 _SPARSE_CHUNK_CELLS = 4_000_000
@@ -281,6 +281,27 @@ def _walk_block(feature_offset, threshold, missing_right, children, value, categ
             acc[r] += value[index[r]]
 
 
+@njit(inline="always", cache=True)
+def _copy_block(X, start, n_in_block, n_lanes, columns, xb):
+    """Copy the ``n_in_block`` rows of ``X`` from ``start``, their values of
+    ``columns``, into the feature-major block ``xb`` (row ``r``'s value of
+    the ``j``-th column at ``xb[j * _BLOCK_ROWS + r]``), with zeros in the
+    lanes from ``n_in_block`` to ``n_lanes``; return whether any is NaN."""
+    n_columns = columns.shape[0]
+    for j in range(n_columns):
+        for r in range(n_in_block, n_lanes):
+            xb[j * _BLOCK_ROWS + r] = 0.0
+    if n_columns == 0:  # only leaves: their offset 0 is read, never used
+        xb[:] = 0.0
+    with_nan = False
+    for r in range(n_in_block):
+        for j in range(n_columns):
+            x = X[start + r, columns[j]]
+            xb[j * _BLOCK_ROWS + r] = x
+            with_nan |= x != x
+    return with_nan
+
+
 @njit(parallel=True, cache=True)
 def _predict_blocks(feature_offset, threshold, missing_right, children, value, categorical,
                     category_bits, roots, depths, columns, X, out):
@@ -312,21 +333,36 @@ def _predict_blocks(feature_offset, threshold, missing_right, children, value, c
         # few rows (one query's, one request's) walks only its rows.
         n_lanes = n_in_block if n_in_block < 8 else (n_in_block + 7) // 8 * 8
         xb = np.empty((n_columns if n_columns else 1) * _BLOCK_ROWS)
-        for j in range(n_columns):
-            for r in range(n_in_block, n_lanes):
-                xb[j * _BLOCK_ROWS + r] = 0.0
-        if n_columns == 0:  # only leaves: their offset 0 is read, never used
-            xb[:] = 0.0
-        with_nan = False
-        for r in range(n_in_block):
-            for j in range(n_columns):
-                x = X[start + r, columns[j]]
-                xb[j * _BLOCK_ROWS + r] = x
-                with_nan |= x != x
+        with_nan = _copy_block(X, start, n_in_block, n_lanes, columns, xb)
         index = np.empty(_BLOCK_ROWS, dtype=np.uint32)
         acc = np.empty(_BLOCK_ROWS)
         _walk_block(feature_offset, threshold, missing_right, children, value, categorical,
                     category_bits, roots, depths, xb, n_lanes, with_nan, index, acc)
+        for r in range(n_in_block):
+            out[start + r] += acc[r]
+
+
+@njit(parallel=True, cache=True)
+def _predict_oblivious_blocks(level_offset, level_threshold, level_missing_right, depths,
+                              leaf_starts, leaf_values, n_trees, columns, X, out):
+    """Add the symmetric ensemble's prediction for raw values to ``out``: the
+    blocks of :func:`_predict_blocks`, each through
+    :func:`~.oblivious.walk_oblivious_block`. Each row sums its trees in
+    order, so the result does not depend on the number of threads."""
+    n_rows = X.shape[0]
+    n_columns = columns.shape[0]
+    n_blocks = (n_rows + _BLOCK_ROWS - 1) // _BLOCK_ROWS
+    for b in prange(n_blocks):
+        start = b * _BLOCK_ROWS
+        n_in_block = n_rows - start if n_rows - start < _BLOCK_ROWS else _BLOCK_ROWS
+        n_lanes = n_in_block if n_in_block < 8 else (n_in_block + 7) // 8 * 8
+        xb = np.empty((n_columns if n_columns else 1) * _BLOCK_ROWS)
+        with_nan = _copy_block(X, start, n_in_block, n_lanes, columns, xb)
+        index = np.empty(_BLOCK_ROWS, dtype=np.int64)
+        acc = np.empty(_BLOCK_ROWS)
+        walk_oblivious_block(level_offset, level_threshold, level_missing_right, depths,
+                             leaf_starts, leaf_values, n_trees, xb, n_lanes, with_nan, index,
+                             acc)
         for r in range(n_in_block):
             out[start + r] += acc[r]
 
@@ -387,7 +423,7 @@ def _predict_binned_rows(nodes, tree_starts, X_binned, out, missing_values_bin_i
 
 
 _predict_blocks_serial = serial_twin(_predict_blocks)
-_predict_oblivious_blocks_serial = serial_twin(predict_oblivious_blocks)
+_predict_oblivious_blocks_serial = serial_twin(_predict_oblivious_blocks)
 _predict_binned_rows_serial = serial_twin(_predict_binned_rows)
 
 # Predictions of fewer (rows x trees) than this run in the serial twin of
@@ -491,8 +527,8 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
     # One block of rows has nothing to share between threads.
     work = n_rows * n_used if n_rows > _BLOCK_ROWS else 0
     if trees.oblivious is not None:
-        args = trees.oblivious + (n_used, trees.columns, _BLOCK_ROWS)
-        predict = pick(predict_oblivious_blocks, _predict_oblivious_blocks_serial, work,
+        args = trees.oblivious + (n_used, trees.columns)
+        predict = pick(_predict_oblivious_blocks, _predict_oblivious_blocks_serial, work,
                        _MIN_PARALLEL_BLOCK_ROW_TREES)
     else:
         args = trees[:7] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
