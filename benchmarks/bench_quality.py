@@ -439,6 +439,10 @@ def main():
         "default 5, and 1 with --all-rankers",
     )
     parser.add_argument(
+        "--seeds-make-ranking", type=int, default=None,
+        help="with --all-rankers: seeds on the make_ranking datasets (default: --seeds)",
+    )
+    parser.add_argument(
         "--curves", action="store_true",
         help="instead of the early-stopping table, print test NDCG@10 curves of LambdaMART and "
         "LightGBM lambdarank trained without early stopping on each MQ2008 fold (Markdown table)",

@@ -24,11 +24,12 @@ needs_two_threads = pytest.mark.skipif(
 )
 
 # The kernels of every fit: binning, histograms (with or without constant
-# hessians) and the split scan; each entry is satisfied by any one of its names.
+# hessians) and the split scan (per node, or summed over a level for
+# symmetric trees); each entry is satisfied by any one of its names.
 _FIT_KERNELS = (
     ("_map_dense_to_bins", "_map_csr_to_bins"),
     ("_build_histogram_of_rows", "_build_histogram_of_rows_const"),
-    ("_best_split_of_each_feature",),
+    ("_best_split_of_each_feature", "_summed_gains_of_each_feature"),
 )
 
 

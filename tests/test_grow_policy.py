@@ -214,10 +214,17 @@ def test_exporters_and_treeshap_agree_with_predict(policy, ranking_data, tmp_pat
                                rtol=1e-5, atol=1e-5)
 
 
+def test_symmetric_trees_take_catboosts_depth_when_max_depth_is_none(ranking_data):
+    X, y, qid = ranking_data
+    params = dict(grow_policy="symmetric", n_estimators=3, min_samples_leaf=1, random_state=0)
+    default = LambdaMARTRanker(**params).fit(X, y, qid=qid)
+    six = LambdaMARTRanker(max_depth=6, **params).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(default.predict(X), six.predict(X))
+    assert max(t["depth"].max() for t in default._booster.trees) == 6
+
+
 def test_symmetric_refuses_what_it_cannot_honour(ranking_data):
     X, y, qid = ranking_data
-    with pytest.raises(ValueError, match="max_depth is None: set max_depth"):
-        LambdaMARTRanker(grow_policy="symmetric", n_estimators=2).fit(X, y, qid=qid)
     codes = X.copy()
     codes[:, 0] = np.arange(len(y)) % 5
     with pytest.raises(ValueError, match="categorical features"):
@@ -230,15 +237,63 @@ def test_symmetric_refuses_what_it_cannot_honour(ranking_data):
         LambdaMARTRanker(grow_policy="oblivious").fit(X, y, qid=qid)
 
 
-def test_lossguide_is_the_default_and_depthwise_differs(ranking_data):
+@pytest.mark.parametrize("cls", [c for c in RANKERS if c is not YetiRankRanker])
+def test_lossguide_is_the_default_and_depthwise_differs(cls, ranking_data):
+    X, y, qid = ranking_data
+    y = fit_labels(cls, y)
+    default = cls(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    explicit = cls(n_estimators=5, random_state=0, grow_policy="lossguide").fit(X, y, qid=qid)
+    np.testing.assert_array_equal(default.predict(X), explicit.predict(X))
+    assert default.grow_policy_ == "lossguide"
+    depthwise = cls(n_estimators=5, random_state=0, grow_policy="depthwise",
+                    max_depth=3).fit(X, y, qid=qid)
+    assert not np.array_equal(depthwise.predict(X), default.predict(X))
+
+
+def test_yetirank_grows_symmetric_depth_6_trees_by_default(ranking_data):
     X, y, qid = ranking_data
     default = YetiRankRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid)
-    explicit = YetiRankRanker(n_estimators=5, random_state=0,
-                              grow_policy="lossguide").fit(X, y, qid=qid)
+    explicit = YetiRankRanker(n_estimators=5, random_state=0, grow_policy="symmetric",
+                              max_depth=6).fit(X, y, qid=qid)
     np.testing.assert_array_equal(default.predict(X), explicit.predict(X))
-    depthwise = YetiRankRanker(n_estimators=5, random_state=0, grow_policy="depthwise",
-                               max_depth=3).fit(X, y, qid=qid)
-    assert not np.array_equal(depthwise.predict(X), default.predict(X))
+    assert default.grow_policy_ == "symmetric"
+    for t in default._booster.trees:
+        assert t["depth"].max() == 6
+        for depth in range(6):
+            split = t[(t["depth"] == depth) & (t["is_leaf"] == 0)]
+            assert len(set(zip(split["feature_idx"], split["bin_threshold"]))) == 1
+
+
+@pytest.mark.parametrize("blocker", ["categorical", "monotonic_cst", "interaction_cst"])
+def test_auto_grows_leafwise_trees_where_symmetric_ones_cannot_honour_the_data(
+        blocker, ranking_data):
+    X, y, qid = ranking_data
+    extra = {}
+    if blocker == "categorical":
+        X = X.copy()
+        X[:, 0] = np.arange(len(y)) % 5
+        extra["categorical_features"] = [0]
+    elif blocker == "monotonic_cst":
+        extra["monotonic_cst"] = [1] + [0] * (X.shape[1] - 1)
+    else:
+        extra["interaction_cst"] = [[0, 1], [2, 3, 4, 5, 6, 7]]
+    auto = YetiRankRanker(n_estimators=4, random_state=0, **extra).fit(X, y, qid=qid)
+    leafwise = YetiRankRanker(n_estimators=4, random_state=0, grow_policy="lossguide",
+                              **extra).fit(X, y, qid=qid)
+    assert auto.grow_policy_ == "lossguide"
+    np.testing.assert_array_equal(auto.predict(X), leafwise.predict(X))
+
+
+def test_the_shape_grown_survives_save_and_load(ranking_data, tmp_path):
+    from sklearn_ltr.persistence import load_model
+
+    X, y, qid = ranking_data
+    for params in ({}, {"grow_policy": "lossguide"}):
+        model = YetiRankRanker(n_estimators=3, random_state=0, **params).fit(X, y, qid=qid)
+        model.save_model(tmp_path / "m")
+        loaded = load_model(tmp_path / "m")
+        assert loaded.grow_policy_ == model.grow_policy_
+        assert loaded.get_params()["grow_policy"] == model.grow_policy
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["grow_policy"])

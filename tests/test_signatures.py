@@ -37,8 +37,13 @@ ALL_RANKERS = RANKERS + DASK_RANKERS
 ALL_IDS = RANKER_IDS + [cls.__name__ for cls in DASK_RANKERS]
 
 # {(ranker class name, shared parameter): why its default differs from the
-# base class's}. None today; an entry must name a real difference.
-DELIBERATE_DIFFERENCES = {}
+# base class's}; an entry must name a real difference.
+_SYMMETRIC_YETIRANK = ("symmetric trees, as CatBoost grows for YetiRank, rank better with "
+                      "this loss (benchmarks/results/quality_all_rankers.md)")
+DELIBERATE_DIFFERENCES = {
+    ("YetiRankRanker", "grow_policy"): _SYMMETRIC_YETIRANK,
+    ("DaskYetiRankRanker", "grow_policy"): _SYMMETRIC_YETIRANK,
+}
 
 
 def _parameters(function):

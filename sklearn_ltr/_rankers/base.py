@@ -49,6 +49,8 @@ _BINNING_SUBSAMPLE = 200_000
 # does with its 10k "small trainset"): the full training set would cost more
 # than the tree itself on large data.
 _SMALL_TRAINSET_ROWS = 10_000
+# Levels of a symmetric tree when max_depth is None: CatBoost's default depth.
+SYMMETRIC_DEPTH = 6
 
 
 class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
@@ -66,7 +68,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "grow_policy": [StrOptions(set(GROW_POLICIES))],
+        "grow_policy": [StrOptions({"auto", *GROW_POLICIES})],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "min_hessian_to_split": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
@@ -421,11 +423,13 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
                 n_features=self.n_features_in_,
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
+        tree_params = self._tree_params()
+        self.grow_policy_ = tree_params["grow_policy"]
         self._booster.boost(
             training,
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
-            tree_params=self._tree_params(),
+            tree_params=tree_params,
             learning_rate=self.learning_rate,
             max_features=self.max_features,
             subsample=self.subsample,
@@ -467,12 +471,16 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
 
     def _tree_params(self):
         monotonic_cst, interaction_cst = self._tree_constraints()
-        if self.grow_policy == "symmetric":
+        grow_policy = self._grow_policy_used(monotonic_cst, interaction_cst)
+        max_depth = self.max_depth
+        if grow_policy == "symmetric":
             self._check_symmetric(monotonic_cst, interaction_cst)
+            if max_depth is None:
+                max_depth = SYMMETRIC_DEPTH
         return dict(
-            grow_policy=self.grow_policy,
+            grow_policy=grow_policy,
             max_leaf_nodes=self.max_leaf_nodes,
-            max_depth=self.max_depth,
+            max_depth=max_depth,
             min_samples_leaf=self.min_samples_leaf,
             min_hessian_to_split=self.min_hessian_to_split,
             l2_regularization=self.l2_regularization,
@@ -480,14 +488,19 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             interaction_cst=interaction_cst,
         )
 
+    def _grow_policy_used(self, monotonic_cst, interaction_cst):
+        """``grow_policy`` with ``'auto'`` resolved: symmetric trees unless
+        the data has categorical features or the trees have constraints,
+        which one split per level cannot honour; leaf-wise trees then."""
+        if self.grow_policy != "auto":
+            return self.grow_policy
+        if (np.any(self.is_categorical_) or monotonic_cst is not None
+                or interaction_cst is not None):
+            return "lossguide"
+        return "symmetric"
+
     def _check_symmetric(self, monotonic_cst, interaction_cst):
         """What symmetric trees cannot do, refused with the parameter to change."""
-        if self.max_depth is None:
-            raise ValueError(
-                "grow_policy='symmetric' grows trees of max_depth levels (2**max_depth "
-                "leaves) and max_depth is None: set max_depth (CatBoost's default depth is "
-                "6), or use grow_policy='lossguide' or 'depthwise'."
-            )
         refused = [name for name, given in (
             ("categorical features (categorical_features)", np.any(self.is_categorical_)),
             ("monotonic_cst", monotonic_cst is not None),
@@ -496,8 +509,9 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         if refused:
             raise ValueError(
                 f"grow_policy='symmetric' does not support {' or '.join(refused)}: one split "
-                "shared by a whole level cannot honour them. Use grow_policy='lossguide' or "
-                "'depthwise', or drop them (categorical_features=None for categories)."
+                "shared by a whole level cannot honour them. Use grow_policy='auto' (which "
+                "grows leaf-wise trees then), 'lossguide' or 'depthwise', or drop them "
+                "(categorical_features=None for categories)."
             )
 
     def _tree_constraints(self):

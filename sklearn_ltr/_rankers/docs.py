@@ -12,10 +12,11 @@ _SHARED_PARAMETERS_DOC = """
         Maximum number of leaves per tree. Symmetric trees do not use it:
         their size is ``2**max_depth`` leaves.
     max_depth : int or None, default=None
-        Maximum depth of a tree (the root has depth 0); None means no limit
-        besides the leaves. Symmetric trees have this many levels and need
-        it set.
-    grow_policy : {'lossguide', 'depthwise', 'symmetric'}, default='lossguide'
+        Maximum depth of a tree (the root has depth 0). None means no limit
+        besides the leaves for leaf-wise and depth-wise trees, and 6 levels
+        (CatBoost's default depth) for symmetric trees, which have exactly
+        this many levels.
+    grow_policy : {'auto', 'lossguide', 'depthwise', 'symmetric'}, default=GROW_POLICY_DEFAULT
         How each tree grows (XGBoost's and CatBoost's names).
         ``'lossguide'`` (LightGBM's leaf-wise growth) splits next the leaf
         whose best split has the largest gain, until ``max_leaf_nodes``.
@@ -28,7 +29,9 @@ _SHARED_PARAMETERS_DOC = """
         a child below ``min_samples_leaf`` or ``min_hessian_to_split`` stays
         a leaf (CatBoost has no such minimum for these trees). Symmetric
         trees take no categorical features and no monotonic or interaction
-        constraints.
+        constraints. ``'auto'`` grows symmetric trees, or leaf-wise ones
+        when the data has categorical features or ``monotonic_cst`` or
+        ``interaction_cst`` is given; ``grow_policy_`` says which.
     min_samples_leaf : int, default=20
         Minimum number of training rows in a leaf.
     min_hessian_to_split : float, default=1e-3
@@ -176,6 +179,9 @@ _ATTRIBUTES_DOC = """
         Number of trees in the model.
     do_early_stopping_ : bool
         Whether early stopping was used.
+    grow_policy_ : {'lossguide', 'depthwise', 'symmetric'}
+        The shape of the trees grown in the last fit: ``grow_policy``, with
+        ``'auto'`` resolved.
     train_score_ : ndarray
         The ``scoring`` metric (by default NDCG at cutoff
         ``validation_ndcg_k``) on
@@ -197,10 +203,10 @@ _ATTRIBUTES_DOC = """
         Name of the objective that was optimised."""
 
 
-def _ranker_doc(summary, parameters, example_class, attributes=""):
+def _ranker_doc(summary, parameters, example_class, attributes="", grow_policy="lossguide"):
     """A ranker's docstring: its ``summary``, its own ``parameters`` and
-    ``attributes`` before the shared ones, and an example fitting
-    ``example_class``."""
+    ``attributes`` before the shared ones (with its default
+    ``grow_policy``), and an example fitting ``example_class``."""
     return (
         summary
         + """
@@ -208,7 +214,7 @@ def _ranker_doc(summary, parameters, example_class, attributes=""):
     Parameters
     ----------"""
         + parameters
-        + _SHARED_PARAMETERS_DOC
+        + _SHARED_PARAMETERS_DOC.replace("GROW_POLICY_DEFAULT", repr(grow_policy))
         + """
 
     Attributes

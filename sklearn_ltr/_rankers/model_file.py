@@ -214,6 +214,7 @@ def ranker_content(estimator, classes):
         "n_iter_": int(estimator.n_iter_),
         "objective_": str(estimator.objective_),
         "do_early_stopping_": bool(estimator.do_early_stopping_),
+        "grow_policy_": str(estimator.grow_policy_),
         "n_training_queries": int(getattr(estimator, "_n_training_queries", 1)),
     }
     for attr in ("platt_coef_", "platt_intercept_"):

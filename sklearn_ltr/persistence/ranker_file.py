@@ -13,6 +13,7 @@ import numpy as np
 from .._gbdt.binning import BinMapper, _search_tables
 from .._gbdt.booster import Booster
 from .._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
+from .._gbdt.grower import GROW_POLICIES
 from .._rankers.early_stopping_metric import scoring_metric
 from .._rankers.model_file import (
     CATEGORICAL_NODE_FIELDS,
@@ -271,6 +272,10 @@ def build_ranker(document, a):
         )
     params = get_field(document, "params", "dict", "model.json")
     params = {key: _param_from_json(key, value) for key, value in params.items()}
+    if "grow_policy" in classes[name]._get_param_names():
+        # Files written before the parameter existed hold leaf-wise trees,
+        # whatever the class's default is now.
+        params.setdefault("grow_policy", "lossguide")
     try:
         estimator = classes[name](**params)
         estimator._validate_params()
@@ -353,6 +358,13 @@ def build_ranker(document, a):
             warm, "validation_queries_unseen", "bool", "warm_start"
         )
     estimator.do_early_stopping_ = get_field(fitted, "do_early_stopping_", "bool", "fitted")
+    # Files written before grow_policy="auto" hold the shape their
+    # grow_policy names.
+    estimator.grow_policy_ = (get_field(fitted, "grow_policy_", "str", "fitted")
+                              if "grow_policy_" in fitted else estimator.grow_policy)
+    if estimator.grow_policy_ not in GROW_POLICIES:
+        raise ModelFileError(f"grow_policy_ must be one of {GROW_POLICIES}, "
+                             f"got {estimator.grow_policy_!r}")
     if fitted.get("n_training_queries") is not None:  # absent from older files
         estimator._n_training_queries = get_field(fitted, "n_training_queries", "int", "fitted")
     estimator._bin_mapper = mapper
