@@ -45,7 +45,8 @@ YETIRANK_GOAL_DATASETS = ("mr1000", "mr5000")
 # Rankers whose fit depends on the seed: random targets (XE-NDCG's gamma),
 # sampled permutations (YetiRank), CatBoost's own randomness. The others are
 # fitted once whatever --seeds says.
-RANDOM = {"XENDCGRanker", OURS_YETI, OURS_YETI_LEAFWISE, "LightGBM rank_xendcg",
+RANDOM = {"XENDCGRanker", "XENDCGRanker symmetric", OURS_YETI, OURS_YETI_LEAFWISE,
+          "LightGBM rank_xendcg",
           REFERENCE}
 RTOL = 1e-5
 # MAP objectives need binary labels (ours refuses graded ones): they are
@@ -110,14 +111,21 @@ RANKERS = {
     # earlier releases.
     OURS_YETI: ("ours", _ours(YetiRankRanker)),
     OURS_YETI_LEAFWISE: ("ours", _ours(YetiRankRanker, grow_policy="lossguide")),
-    # The same two shapes for LambdaMART, and XGBoost's depth-wise growth to
-    # depth 6 (within the shared 31 leaves).
-    "LambdaMART symmetric": ("ours", _ours(LambdaMARTRanker, grow_policy="symmetric",
-                                           max_depth=6)),
-    "LambdaMART depthwise": ("ours", _ours(LambdaMARTRanker, grow_policy="depthwise",
-                                           max_depth=6)),
     # RCR defaults; graded labels need binarize=True (relevant: y > 0).
     "CalibratedRanker": ("ours", _ours(CalibratedRanker, binarize=True)),
+    # The other rankers with symmetric trees of depth 6 (the evidence for
+    # their default shapes), and LambdaMART with XGBoost's depth-wise growth
+    # to depth 6 (within the shared 31 leaves).
+    "LambdaMART symmetric": ("ours", _ours(LambdaMARTRanker, grow_policy="symmetric",
+                                           max_depth=6)),
+    "XENDCGRanker symmetric": ("ours", _ours(XENDCGRanker, grow_policy="symmetric",
+                                             max_depth=6)),
+    "ListNetRanker symmetric": ("ours", _ours(ListNetRanker, grow_policy="symmetric",
+                                              max_depth=6)),
+    "CalibratedRanker symmetric": ("ours", _ours(CalibratedRanker, binarize=True,
+                                                 grow_policy="symmetric", max_depth=6)),
+    "LambdaMART depthwise": ("ours", _ours(LambdaMARTRanker, grow_policy="depthwise",
+                                           max_depth=6)),
     "LightGBM lambdarank": ("lightgbm", _lightgbm("lambdarank")),
     "LightGBM rank_xendcg": ("lightgbm", _lightgbm("rank_xendcg")),
     "XGBoost rank:ndcg": ("xgboost", _xgboost("rank:ndcg")),
@@ -538,6 +546,44 @@ def _comparison_of(ours, results):
     return lines + [""]
 
 
+# (leaf-wise row, symmetric row) of each ranker of ours that has both.
+SHAPE_PAIRS = (("LambdaMART", "LambdaMART symmetric"),
+               ("XENDCGRanker", "XENDCGRanker symmetric"),
+               ("ListNetRanker", "ListNetRanker symmetric"),
+               ("CalibratedRanker", "CalibratedRanker symmetric"),
+               (OURS_YETI_LEAFWISE, OURS_YETI))
+
+
+def _shape_table(results, trees):
+    """Symmetric minus leaf-wise trees of each ranker, paired per dataset."""
+    pairs = [(a, b) for a, b in SHAPE_PAIRS if a in RANKERS and b in RANKERS]
+    if not pairs:
+        return []
+    datasets = list(results)
+    lines = ["## Symmetric against leaf-wise trees, per ranker", "",
+             "Test NDCG@10 of the ranker with symmetric depth-6 trees minus the same ranker with "
+             f"{SHARED['leaves']}-leaf leaf-wise trees, paired over the test queries (t-test p; "
+             f"bold: p < 0.05); {trees} trees / early-stopped.", "",
+             "| ranker | " + " | ".join(results[d]["_label"] for d in datasets) + " |",
+             "|---|" + "---|" * len(datasets)]
+    for leafwise, symmetric in pairs:
+        cells = []
+        for d in datasets:
+            if not (_ok(results, d, leafwise) and _ok(results, d, symmetric)):
+                cells.append("failed")
+                continue
+            parts = []
+            for key in ("at_all", "at_stop"):
+                (diff, p), = paired(results[d][symmetric][key][None],
+                                    results[d][leafwise][key][None])
+                mark = "**" if p < 0.05 else ""
+                parts.append(f"{mark}{diff:+.4f}{mark} ({fmt_p(p)})")
+            cells.append(" / ".join(parts))
+        name = symmetric.replace(" symmetric", "")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _report(results, meta):
     config = meta["config"]
     trees, patience = config["trees"], config["patience"]
@@ -600,6 +646,7 @@ def _report(results, meta):
     table_all, means_all, best_all = _ndcg_table(results, "at_all", f"Test NDCG@{K} at {trees} trees")
     table_stop, means_stop, best_stop = _ndcg_table(results, "at_stop", f"Test NDCG@{K}, early-stopped")
     lines += _verdict(results, means_all, best_all, means_stop, best_stop)
+    lines += _shape_table(results, trees)
     lines += ["## Tables", ""] + table_all + [""] + table_stop + [""]
     lines += _simple_table(results, "Trees kept by early stopping (mean over folds and seeds)",
                            lambda r: f"{r['trees']:.0f}") + [""]

@@ -264,7 +264,8 @@ def test_yetirank_grows_symmetric_depth_6_trees_by_default(ranking_data):
             assert len(set(zip(split["feature_idx"], split["bin_threshold"]))) == 1
 
 
-@pytest.mark.parametrize("blocker", ["categorical", "monotonic_cst", "interaction_cst"])
+@pytest.mark.parametrize("blocker", ["categorical", "monotonic_cst", "interaction_cst",
+                                     "max_leaf_nodes"])
 def test_auto_grows_leafwise_trees_where_symmetric_ones_cannot_honour_the_data(
         blocker, ranking_data):
     X, y, qid = ranking_data
@@ -275,13 +276,24 @@ def test_auto_grows_leafwise_trees_where_symmetric_ones_cannot_honour_the_data(
         extra["categorical_features"] = [0]
     elif blocker == "monotonic_cst":
         extra["monotonic_cst"] = [1] + [0] * (X.shape[1] - 1)
-    else:
+    elif blocker == "interaction_cst":
         extra["interaction_cst"] = [[0, 1], [2, 3, 4, 5, 6, 7]]
+    else:
+        extra["max_leaf_nodes"] = 7
     auto = YetiRankRanker(n_estimators=4, random_state=0, **extra).fit(X, y, qid=qid)
     leafwise = YetiRankRanker(n_estimators=4, random_state=0, grow_policy="lossguide",
                               **extra).fit(X, y, qid=qid)
     assert auto.grow_policy_ == "lossguide"
     np.testing.assert_array_equal(auto.predict(X), leafwise.predict(X))
+    if blocker == "max_leaf_nodes":
+        assert max(int(t["is_leaf"].sum()) for t in auto._booster.trees) <= 7
+
+
+def test_symmetric_trees_refuse_a_leaf_count_they_would_not_grow(ranking_data):
+    X, y, qid = ranking_data
+    with pytest.raises(ValueError, match="max_leaf_nodes=63 has no effect on symmetric trees"):
+        LambdaMARTRanker(grow_policy="symmetric", max_leaf_nodes=63,
+                         n_estimators=2).fit(X, y, qid=qid)
 
 
 def test_the_shape_grown_survives_save_and_load(ranking_data, tmp_path):

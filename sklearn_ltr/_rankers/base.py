@@ -51,6 +51,9 @@ _BINNING_SUBSAMPLE = 200_000
 _SMALL_TRAINSET_ROWS = 10_000
 # Levels of a symmetric tree when max_depth is None: CatBoost's default depth.
 SYMMETRIC_DEPTH = 6
+# The default max_leaf_nodes, LightGBM's num_leaves; symmetric trees refuse
+# any other value, which they could not honour.
+LEAF_WISE_LEAVES = 31
 
 
 class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
@@ -104,7 +107,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         *,
         n_estimators=100,
         learning_rate=0.1,
-        max_leaf_nodes=31,
+        max_leaf_nodes=LEAF_WISE_LEAVES,
         max_depth=None,
         grow_policy="lossguide",
         min_samples_leaf=20,
@@ -490,17 +493,25 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
 
     def _grow_policy_used(self, monotonic_cst, interaction_cst):
         """``grow_policy`` with ``'auto'`` resolved: symmetric trees unless
-        the data has categorical features or the trees have constraints,
-        which one split per level cannot honour; leaf-wise trees then."""
+        the data has categorical features, the trees have constraints (which
+        one split per level cannot honour) or ``max_leaf_nodes`` asks for
+        another leaf count; leaf-wise trees then."""
         if self.grow_policy != "auto":
             return self.grow_policy
         if (np.any(self.is_categorical_) or monotonic_cst is not None
-                or interaction_cst is not None):
+                or interaction_cst is not None or self.max_leaf_nodes != LEAF_WISE_LEAVES):
             return "lossguide"
         return "symmetric"
 
     def _check_symmetric(self, monotonic_cst, interaction_cst):
         """What symmetric trees cannot do, refused with the parameter to change."""
+        if self.max_leaf_nodes != LEAF_WISE_LEAVES:
+            # A leaf count asked for and silently not grown is a wrong model.
+            raise ValueError(
+                f"max_leaf_nodes={self.max_leaf_nodes} has no effect on symmetric trees: they "
+                "have 2**max_depth leaves. Set max_depth instead, or grow_policy='lossguide' "
+                "(or 'auto', 'depthwise') to grow trees of max_leaf_nodes leaves."
+            )
         refused = [name for name, given in (
             ("categorical features (categorical_features)", np.any(self.is_categorical_)),
             ("monotonic_cst", monotonic_cst is not None),

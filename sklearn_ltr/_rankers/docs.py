@@ -9,8 +9,9 @@ _SHARED_PARAMETERS_DOC = """
     learning_rate : float, default=0.1
         Shrinkage applied to every leaf value.
     max_leaf_nodes : int, default=31
-        Maximum number of leaves per tree. Symmetric trees do not use it:
-        their size is ``2**max_depth`` leaves.
+        Maximum number of leaves per tree (LightGBM's ``num_leaves``).
+        Symmetric trees have ``2**max_depth`` leaves and refuse any other
+        value.
     max_depth : int or None, default=None
         Maximum depth of a tree (the root has depth 0). None means no limit
         besides the leaves for leaf-wise and depth-wise trees, and 6 levels
@@ -30,8 +31,9 @@ _SHARED_PARAMETERS_DOC = """
         a leaf (CatBoost has no such minimum for these trees). Symmetric
         trees take no categorical features and no monotonic or interaction
         constraints. ``'auto'`` grows symmetric trees, or leaf-wise ones
-        when the data has categorical features or ``monotonic_cst`` or
-        ``interaction_cst`` is given; ``grow_policy_`` says which.
+        when the data has categorical features, ``monotonic_cst`` or
+        ``interaction_cst`` is given, or ``max_leaf_nodes`` is not 31;
+        ``grow_policy_`` says which.
     min_samples_leaf : int, default=20
         Minimum number of training rows in a leaf.
     min_hessian_to_split : float, default=1e-3

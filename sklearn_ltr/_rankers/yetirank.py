@@ -36,9 +36,10 @@ class YetiRankRanker(BaseGBRanker):
     (``grow_policy='auto'``): on the benchmark data they rank better than
     leaf-wise trees with this loss, and fit faster. With categorical
     features or monotonic or interaction constraints, which symmetric trees
-    do not take, ``'auto'`` grows leaf-wise trees; ``grow_policy_`` says
-    which shape was grown, and ``grow_policy='lossguide'`` gives the
-    leaf-wise trees of earlier releases.""",
+    do not take, or a ``max_leaf_nodes`` other than 31, ``'auto'`` grows
+    leaf-wise trees; ``grow_policy_`` says which shape was grown, and
+    ``grow_policy='lossguide'`` gives the leaf-wise trees of earlier
+    releases.""",
         """
     permutations : int, default=10
         Number of noisy rankings drawn per query and iteration (CatBoost's
