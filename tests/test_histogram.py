@@ -9,6 +9,7 @@ from sklearn_ltr._gbdt.histogram import (
     _build_histogram_const,
     _build_histogram_root,
     _build_histogram_root_const,
+    _build_histograms,
     _gather_gradients,
     allocate_histograms,
 )
@@ -177,3 +178,74 @@ def test_value_bins_write_the_used_bins_and_missing_and_nothing_else(n_features,
         expected = _brute_force(X, g, h, rows_used)
         np.testing.assert_allclose(hist[written], expected[written], rtol=1e-12)
         assert np.all(hist[~written] == -7.0), name
+
+
+def _level(sizes=(40, 900, 1, 33, 600), n_features=9, seed=11):
+    """Rows of disjoint nodes of the given sizes: ranges of one permutation
+    of the rows, with rows of no node between them, each sorted as a
+    partition leaves a node's rows."""
+    gap = 50
+    n = sum(sizes) + gap * (len(sizes) + 1)
+    X, g, h = _data(n=n, n_features=n_features, seed=seed)
+    rng = np.random.default_rng(seed)
+    X[rng.random(X.shape) < 0.1] = N_BINS - 1  # missing values
+    indices = rng.permutation(n).astype(np.int32)
+    starts = gap * np.arange(1, len(sizes) + 1) + np.r_[0, np.cumsum(sizes)[:-1]]
+    stops = starts + np.array(sizes)
+    for lo, hi in zip(starts, stops):
+        indices[lo:hi].sort()
+    return X, g, h, indices, starts.astype(np.int64), stops.astype(np.int64)
+
+
+@pytest.mark.parametrize("hessian", [None, 0.5])
+@pytest.mark.parametrize("parallel", [False, pytest.param(True, marks=needs_two_threads)])
+def test_one_pass_over_nodes_equals_brute_force_of_each_node(hessian, parallel):
+    X, g, h, indices, starts, stops = _level()
+    n_features = X.shape[1]
+    if hessian is not None:
+        h = np.full(len(g), hessian, np.float32)
+    mask = np.ones(n_features, np.uint8)
+    mask[3] = 0
+    pool = allocate_histograms(8, n_features, N_BINS)
+    pool[:] = -7.0
+    slots = np.array([6, 0, 3, 1, 7], dtype=np.int64)
+    og = np.full(len(g), np.nan, np.float32)
+    oh = np.full(len(g), np.nan, np.float32)
+    args = (X, indices, starts, stops, int((stops - starts).sum()), g, h, hessian, mask, pool,
+            slots, None, og, oh)
+    if parallel:
+        # Below the parallel kernels' size threshold, so forced.
+        with numba_threads(2), parallel_kernels_only() as picked:
+            _build_histograms(*args)
+        assert_ran_in_parallel(picked, ("_build_histograms_of_nodes",
+                                        "_build_histograms_of_nodes_const"))
+    else:
+        with numba_threads(1):
+            _build_histograms(*args)
+    on = mask == 1
+    for k, slot in enumerate(slots):
+        rows = indices[starts[k]:stops[k]]
+        # np.add.at adds in row order, as the kernels do: equal bit for bit.
+        np.testing.assert_array_equal(pool[slot][on][..., :3],
+                                      _brute_force(X, g, h, rows)[on][..., :3])
+        assert np.all(pool[slot][~on] == -7.0)
+    for slot in set(range(8)) - set(slots):
+        assert np.all(pool[slot] == -7.0)
+
+
+@pytest.mark.parametrize("hessian", [None, 0.5])
+def test_one_pass_over_nodes_equals_the_node_by_node_builds(hessian):
+    X, g, h, indices, starts, stops = _level((7, 2000, 120, 1, 64, 999, 300), 13, 12)
+    mask = np.ones(X.shape[1], np.uint8)
+    pool = allocate_histograms(7, X.shape[1], N_BINS)
+    og, oh = np.empty_like(g), np.empty_like(h)
+    _build_histograms(X, indices, starts, stops, int((stops - starts).sum()), g, h, hessian,
+                      mask, pool, np.arange(7, dtype=np.int64), None, og, oh)
+    for k in range(7):
+        rows = indices[starts[k]:stops[k]]
+        hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
+        if hessian is None:
+            _build_histogram(X, rows, g[rows], h[rows], mask, hist)
+        else:
+            _build_histogram_const(X, rows, g[rows], hessian, mask, hist)
+        np.testing.assert_array_equal(pool[k], hist)

@@ -155,3 +155,38 @@ def test_leaf_wise_trees_are_walked():
     expected, trees = _walk_predict(model, X)
     assert trees.oblivious is None
     np.testing.assert_array_equal(model.predict(X), expected)
+
+
+@pytest.mark.parametrize("ranker, params", [
+    ("YetiRankRanker", {}),
+    ("LambdaMARTRanker", {"subsample": 0.7, "max_features": 0.8}),
+    ("LambdaMARTRanker", {"leaf_estimation": "gradient"}),  # constant hessians
+])
+def test_levels_built_in_one_pass_give_the_node_by_node_trees(ranker, params, monkeypatch):
+    import sklearn_ltr
+    from sklearn_ltr._gbdt.node_rows import NodeRows
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=30, n_features=12, missing_rate=0.1,
+                             random_state=3)
+    cls = getattr(sklearn_ltr, ranker)
+
+    def fit():
+        return cls(n_estimators=8, grow_policy="symmetric", max_depth=6, min_samples_leaf=5,
+                   early_stopping=False, random_state=0, **params).fit(X, y, qid=qid)
+
+    def split_node_by_node(self, node_ids, features, left_bins, left_ids, right_ids,
+                           histogram_of, histograms, slots):
+        # What split_level promises: the effect of one split() per node.
+        for k, node_id in enumerate(node_ids):
+            self.split(node_id, features[k], left_bins[k], left_ids[k], right_ids[k],
+                       histogram_of[k], histograms[slots[k]] if histogram_of[k] >= 0 else None)
+
+    one_pass = fit()
+    monkeypatch.setattr(NodeRows, "split_level", split_node_by_node)
+    node_by_node = fit()
+    assert max(t["depth"].max() for t in one_pass._booster.trees) == 6
+    for a, b in zip(one_pass._booster.trees, node_by_node._booster.trees, strict=True):
+        # Bytes, not values: leaves hold NaN thresholds.
+        assert a.tobytes() == b.tobytes()
+    np.testing.assert_array_equal(one_pass.predict(X), node_by_node.predict(X))

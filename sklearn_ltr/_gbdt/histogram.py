@@ -345,6 +345,128 @@ _build_histogram_of_rows_serial = serial_twin(_build_histogram_of_rows)
 _build_histogram_of_rows_const_serial = serial_twin(_build_histogram_of_rows_const)
 
 
+# The histograms of several nodes in one call: the nodes of a level of a
+# symmetric tree, whose rows the per-node kernels would otherwise visit in one
+# call (and one wake-up of the threads) each. Each task is one (node, feature
+# group) pair, accumulated by the same serial loops as the per-node kernels,
+# so every histogram is bit-identical to the one those build. Tasks run
+# node by node, so the threads share a node's rows while they are in cache.
+# The gathers run first, serially: they cost a few percent of the
+# accumulation.
+
+
+@njit(parallel=True, cache=True)
+def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hessians, features,
+                               histograms, slots, value_bins, ordered_g, ordered_h):
+    """Build the histograms of several nodes, general hessians.
+
+    Node ``k``'s rows are ``indices[starts[k]:stops[k]]``, gathered into the
+    same range of ``ordered_g`` and ``ordered_h``, and its histogram is
+    ``histograms[slots[k]]``. ``features`` as in
+    :func:`_build_histogram_of_rows`.
+    """
+    n_nodes = starts.shape[0]
+    for k in range(n_nodes):
+        for i in range(starts[k], stops[k]):
+            j = indices[i]
+            ordered_g[i] = gradients[j]
+            ordered_h[i] = hessians[j]
+    n_active = features.shape[0]
+    n_groups = (n_active + 3) // 4
+    n_samples = X_binned.shape[0]
+    for task in prange(n_nodes * n_groups):
+        k = task // n_groups
+        grp = task - k * n_groups
+        lo = starts[k]
+        hi = stops[k]
+        ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
+        _hist_rows(X_binned, indices[lo:hi], True, ordered_g[lo:hi], ordered_h[lo:hi], features,
+                   grp * 4, min(grp * 4 + 4, n_active), histograms[slots[k]], value_bins, ahead)
+
+
+@njit(parallel=True, cache=True)
+def _build_histograms_of_nodes_const(X_binned, indices, starts, stops, gradients, hessian,
+                                     features, histograms, slots, value_bins, ordered_g):
+    """Build the histograms of several nodes, constant hessian (see
+    :func:`_build_histograms_of_nodes`), features taken eight at a time."""
+    n_nodes = starts.shape[0]
+    for k in range(n_nodes):
+        for i in range(starts[k], stops[k]):
+            ordered_g[i] = gradients[indices[i]]
+    n_active = features.shape[0]
+    n_groups = (n_active + 7) // 8
+    n_samples = X_binned.shape[0]
+    for task in prange(n_nodes * n_groups):
+        k = task // n_groups
+        grp = task - k * n_groups
+        lo = starts[k]
+        hi = stops[k]
+        ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
+        _hist_rows_const(X_binned, indices[lo:hi], True, ordered_g[lo:hi], hessian, features,
+                         grp * 8, min(grp * 8 + 8, n_active), histograms[slots[k]], value_bins,
+                         ahead)
+
+
+_build_histograms_of_nodes_serial = serial_twin(_build_histograms_of_nodes)
+_build_histograms_of_nodes_const_serial = serial_twin(_build_histograms_of_nodes_const)
+
+# Levels of fewer (rows x features) than this are built serially. With the
+# per-node threshold (_MIN_PARALLEL_CELLS) the levels of symmetric depth-6
+# fits on LightGBM's example data (300 narrow features, 3,005 rows) took 10
+# to 20% longer than node by node, where their small nodes had each run
+# serially; from 1,000,000 they took the same time, there and on MQ2008.
+_MIN_PARALLEL_LEVEL_CELLS = 1_000_000
+
+
+def _build_histograms(X_binned, indices, starts, stops, n_rows, gradients, hessians,
+                      const_hessian, feature_mask, histograms, slots, value_bins, ordered_g,
+                      ordered_h):
+    """Build the histograms of several nodes in one kernel call.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+        Binned data.
+    indices : ndarray of shape (n_samples,), dtype int32
+        Row indices; node ``k``'s rows are ``indices[starts[k]:stops[k]]``,
+        the nodes' ranges disjoint.
+    starts, stops : ndarray of shape (n_nodes,), dtype int64
+        Range of each node's rows in ``indices``.
+    n_rows : int
+        Rows of all nodes, ``sum(stops - starts)``.
+    gradients, hessians : ndarray of shape (n_samples,), dtype float32
+        Gradients and hessians of all rows; ``hessians`` is not read with
+        ``const_hessian``.
+    const_hessian : float or None
+        The hessian of every row, or None to read ``hessians``.
+    feature_mask : ndarray of shape (n_features,), dtype uint8
+        Features to build (non-zero).
+    histograms : ndarray of shape (n_slots, n_features, n_bins, 4), dtype float64
+        The histogram pool; node ``k``'s histogram is written to
+        ``histograms[slots[k]]``, bit for bit as :func:`_build_histogram`
+        (or :func:`_build_histogram_const`) writes it.
+    slots : ndarray of shape (n_nodes,), dtype int64
+        Distinct slots.
+    value_bins : ndarray of shape (n_features,), dtype int64, or None
+        As in :func:`_build_histogram`.
+    ordered_g, ordered_h : ndarray of shape (n_samples,), dtype float32
+        Scratch for the gathered gradients and hessians (the same positions
+        as ``indices``); ``ordered_h`` is not written with ``const_hessian``.
+    """
+    features = _masked_in(feature_mask)
+    value_bins = _value_bins(value_bins, histograms[0])
+    if const_hessian is not None:
+        kernel = pick(_build_histograms_of_nodes_const, _build_histograms_of_nodes_const_serial,
+                      n_rows * features.shape[0], _MIN_PARALLEL_LEVEL_CELLS)
+        kernel(X_binned, indices, starts, stops, gradients, float(const_hessian), features,
+               histograms, slots, value_bins, ordered_g)
+    else:
+        kernel = pick(_build_histograms_of_nodes, _build_histograms_of_nodes_serial,
+                      n_rows * features.shape[0], _MIN_PARALLEL_LEVEL_CELLS)
+        kernel(X_binned, indices, starts, stops, gradients, hessians, features, histograms,
+               slots, value_bins, ordered_g, ordered_h)
+
+
 def _histogram_kernel(n_rows, features, const_hessian):
     """The parallel or the serial kernel for a histogram of this size."""
     if const_hessian:

@@ -21,6 +21,7 @@ from .histogram import (
     _build_histogram_const,
     _build_histogram_root,
     _build_histogram_root_const,
+    _build_histograms,
     _gather_gradients,
     _gather_gradients_only,
 )
@@ -34,7 +35,8 @@ class RowStore(Protocol):
     """The rows of the tree being grown, as :class:`TreeGrower` uses them.
 
     For one tree the grower calls :meth:`start`, then :meth:`root_histogram`
-    if the root may be split, :meth:`split` for every split, and
+    if the root may be split, :meth:`split` for every split (or, for the
+    nodes of a level of a symmetric tree, :meth:`split_level` once), and
     :meth:`leaf_assignment` at the end. ``isinstance(obj, RowStore)``
     checks that every member exists; their signatures are checked by the
     tests (``tests/test_interfaces.py``).
@@ -87,6 +89,13 @@ class RowStore(Protocol):
         rows whose bin of ``feature`` is in the bitset ``left_bins``) and
         ``right_id``; if ``histogram_of`` is one of the children, fill
         ``hist`` with its histogram (-1: none)."""
+
+    def split_level(self, node_ids, features, left_bins, left_ids, right_ids, histogram_of,
+                    histograms: np.ndarray, slots) -> None:
+        """:meth:`split` several nodes, as many calls of it in this order
+        would, each ``histogram_of[k] >= 0`` filling ``histograms[slots[k]]``
+        (the slots distinct). The arguments are sequences of one entry per
+        node."""
 
     def leaf_assignment(self, leaf_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows of each leaf of the finished tree.
@@ -273,6 +282,40 @@ class NodeRows:
             tic = perf_counter()
             self._node_histogram(histogram_of, hist)
             self.time_histograms += perf_counter() - tic
+
+    def split_level(self, node_ids, features, left_bins, left_ids, right_ids, histogram_of,
+                    histograms, slots):
+        """Move the rows of several nodes into their children, then build the
+        histograms asked for in one kernel call.
+
+        The histograms are those :meth:`split` builds, bit for bit; one call
+        for all nodes saves a call (and a wake-up of the threads) per node.
+
+        Parameters
+        ----------
+        node_ids, features, left_bins, left_ids, right_ids, histogram_of : sequence
+            One entry per node, as the arguments of :meth:`split`.
+        histograms : ndarray of shape (n_slots, n_features, n_bins, 4), dtype float64
+            Histogram pool.
+        slots : sequence of int
+            ``histograms[slots[k]]`` receives the histogram of child
+            ``histogram_of[k]`` where that is not -1; distinct slots.
+        """
+        for k, node_id in enumerate(node_ids):
+            self.split(node_id, features[k], left_bins[k], left_ids[k], right_ids[k])
+        built = [k for k, child in enumerate(histogram_of) if child >= 0]
+        if not built:
+            return
+        tic = perf_counter()
+        ranges = [self._ranges[histogram_of[k]] for k in built]
+        _build_histograms(self.X_binned, self._indices,
+                          np.array([r[0] for r in ranges], dtype=np.int64),
+                          np.array([r[1] for r in ranges], dtype=np.int64),
+                          sum(r[1] - r[0] for r in ranges), self._gradients, self._hessians,
+                          self._const_hessian, self._mask, histograms,
+                          np.array([slots[k] for k in built], dtype=np.int64), self._value_bins,
+                          self._ordered_g, self._ordered_h)
+        self.time_histograms += perf_counter() - tic
 
     def _node_histogram(self, node_id, hist):
         start, stop = self._ranges[node_id]

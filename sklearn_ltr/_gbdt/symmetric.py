@@ -16,6 +16,11 @@ than ``min_samples_leaf`` rows. (CatBoost has no such minimum for its
 symmetric trees; its ``min_data_in_leaf`` applies to its other growing
 policies only.)
 
+The nodes of a level are split together
+(:meth:`~.node_rows.RowStore.split_level`), so the histograms of their
+smaller children are built in one pass; each larger child's is its parent's
+minus its sibling's.
+
 The level's split search runs in parallel over features, each feature by the
 same serial loops over nodes and bins, so the result does not depend on the
 number of threads. Ties in summed gain are broken as in :mod:`.splitting`:
@@ -226,6 +231,12 @@ def grow_symmetric_levels(grower, root, max_depth):
         bins_left = left_bins(bin_threshold, missing_left, None, missing_bin)
         last_level = depth + 1 == max_depth
         next_level = []
+        # The level's nodes are split by one call of the row store, which
+        # builds the histograms of the smaller children together; the larger
+        # children's are then their parents' minus them.
+        splits = []
+        subtract = []
+        freed_after = []
         for nd in level:
             parent_slot = nd["slot"]
             nd["slot"] = -1
@@ -246,29 +257,36 @@ def grow_symmetric_levels(grower, root, max_depth):
                                 right=-1, l2=l2) for i in range(2))
             nodes += [left, right]
             nd["left"], nd["right"] = left["id"], right["id"]
-            args = (nd["id"], feature, bins_left, left["id"], right["id"])
             wanted = [child for child in (left, right) if not last_level
                       and grower._splittable(child["count"], child["sum_h"], depth + 1)]
-            if not wanted:
-                rows.split(*args)
-                grower._free_slots.append(parent_slot)
-                continue
-            # The smaller child's histogram is built from its rows; the
-            # larger one's is the parent's minus it, in the parent's slot.
             small, large = (left, right) if left["count"] <= right["count"] else (right, left)
-            small_slot = grower._take_slot()
-            hists = grower._histograms
-            rows.split(*args, small["id"], hists[small_slot])
-            if large in wanted:
-                np.subtract(hists[parent_slot], hists[small_slot], out=hists[parent_slot])
-                large["slot"] = parent_slot
+            small_slot = -1
+            if wanted:
+                small_slot = grower._take_slot()
+                if large in wanted:
+                    subtract.append((parent_slot, small_slot))
+                    large["slot"] = parent_slot
+                else:
+                    grower._free_slots.append(parent_slot)
+                if small in wanted:
+                    small["slot"] = small_slot
+                else:
+                    # Still read by the subtraction below.
+                    freed_after.append(small_slot)
             else:
                 grower._free_slots.append(parent_slot)
-            if small in wanted:
-                small["slot"] = small_slot
-            else:
-                grower._free_slots.append(small_slot)
+            splits.append((nd["id"], feature, bins_left, left["id"], right["id"],
+                           small["id"] if wanted else -1, small_slot))
             next_level += [child for child in (left, right) if child in wanted]
+        # Taken after every slot of the level: taking one may grow the pool.
+        hists = grower._histograms
+        if splits:
+            node_ids, features, bins, left_ids, right_ids, histogram_of, small_slots = zip(*splits)
+            rows.split_level(node_ids, features, bins, left_ids, right_ids, histogram_of, hists,
+                             small_slots)
+        for parent_slot, small_slot in subtract:
+            np.subtract(hists[parent_slot], hists[small_slot], out=hists[parent_slot])
+        grower._free_slots.extend(freed_after)
         level = next_level
     for nd in level:
         grower._free_slots.append(nd["slot"])

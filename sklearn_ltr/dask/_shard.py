@@ -391,6 +391,14 @@ class DistributedNodeRows:
         if histogram_of >= 0:
             self._sum_into(histograms, hist)
 
+    def split_level(self, node_ids, features, left_bins, left_ids, right_ids, histogram_of,
+                    histograms, slots):
+        # One round of shard calls per node, as the grower's per-node splits.
+        for k, node_id in enumerate(node_ids):
+            hist = histograms[slots[k]] if histogram_of[k] >= 0 else None
+            self.split(node_id, features[k], left_bins[k], left_ids[k], right_ids[k],
+                       histogram_of[k], hist)
+
     def leaf_assignment(self, leaf_ids):
         # The shards keep their own rows' leaves; the client holds no rows.
         no_rows = np.zeros(len(leaf_ids), dtype=np.int64)
