@@ -177,7 +177,7 @@ def test_fit_trains_the_same_model_as_the_python_api(models, fold1):
 def test_fit_summary_reports_trees_and_validation_ndcg(models, fold1):
     _, (X_val, y_val, qid_val), _ = fold1
     for _, api, out in models.values():
-        assert f"{api.n_iter_} trees" in out
+        assert f"{api.n_iter_} {api.grow_policy_} trees" in out
         expected = ndcg_score(y_val, api.predict(X_val), qid=qid_val, k=10)
         assert f"validation NDCG@10: {expected:.4f}" in out
         assert "fit in" in out and "vali part" in out
@@ -206,7 +206,8 @@ def test_fit_summary_names_the_metric_that_stopped_it(mq2008_dir, workdir, fold1
     api = LambdaMARTRanker(random_state=0, scoring="map@5", **params).fit(
         X, y, qid=qid, X_val=X_val, y_val=y_val, qid_val=qid_val)
     grown = len(api.validation_score_) - 1
-    assert (f"{api.n_iter_} trees (early stopping on MAP@5 of the validation set: kept the "
+    assert (f"{api.n_iter_} {api.grow_policy_} trees (early stopping on MAP@5 of the "
+            "validation set: kept the "
             f"best {api.n_iter_} of {grown} grown)") in out
     assert load_model(workdir / "map.model").scoring == "map@5"
 

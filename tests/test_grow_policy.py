@@ -227,12 +227,18 @@ def test_symmetric_refuses_what_it_cannot_honour(ranking_data):
     X, y, qid = ranking_data
     codes = X.copy()
     codes[:, 0] = np.arange(len(y)) % 5
-    with pytest.raises(ValueError, match="categorical features"):
+    with pytest.raises(ValueError, match="categorical features") as refused:
         LambdaMARTRanker(grow_policy="symmetric", max_depth=3, categorical_features=[0],
                          n_estimators=2).fit(codes, y, qid=qid)
-    with pytest.raises(ValueError, match="monotonic_cst"):
+    # The fix for a category column is to encode it; categorical_features=None
+    # would be refused for a pandas category column.
+    assert "encode the categorical columns" in str(refused.value)
+    assert "categorical_features=None" not in str(refused.value)
+    with pytest.raises(ValueError, match="monotonic_cst") as refused:
         LambdaMARTRanker(grow_policy="symmetric", max_depth=3, monotonic_cst=[1] + [0] * 7,
                          n_estimators=2).fit(X, y, qid=qid)
+    assert "set monotonic_cst=None" in str(refused.value)
+    assert "categor" not in str(refused.value)
     with pytest.raises(ValueError, match="grow_policy"):
         LambdaMARTRanker(grow_policy="oblivious").fit(X, y, qid=qid)
 
@@ -291,7 +297,7 @@ def test_auto_grows_leafwise_trees_where_symmetric_ones_cannot_honour_the_data(
 
 def test_symmetric_trees_refuse_a_leaf_count_they_would_not_grow(ranking_data):
     X, y, qid = ranking_data
-    with pytest.raises(ValueError, match="max_leaf_nodes=63 has no effect on symmetric trees"):
+    with pytest.raises(ValueError, match="max_leaf_nodes=63, but symmetric trees take their"):
         LambdaMARTRanker(grow_policy="symmetric", max_leaf_nodes=63,
                          n_estimators=2).fit(X, y, qid=qid)
 

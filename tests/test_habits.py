@@ -49,13 +49,29 @@ def test_every_equivalent_in_the_table_exists():
     fit_arguments = set(inspect.signature(LambdaMARTRanker.fit).parameters)
     all_params = set().union(*(_real_params(cls) for cls in RANKERS))
     for name, habit in FOREIGN_NAMES.items():
-        assert habit.library in ("LightGBM's", "XGBoost's", "LightGBM's and XGBoost's"), name
+        assert habit.library in ("LightGBM's", "XGBoost's", "LightGBM's and XGBoost's",
+                                 "CatBoost's"), name
         assert habit.kind in ("param", "fit"), name
         assert habit.ours is not None or habit.how, name  # something to say
         if habit.ours is None:
             continue
         targets = set(habit.ours.split(", "))
         assert targets <= (all_params if habit.kind == "param" else fit_arguments), name
+
+
+@pytest.mark.parametrize("name", sorted(n for n, h in FOREIGN_NAMES.items()
+                                         if h.library == "CatBoost's"))
+def test_catboost_names_are_catboost_parameters(name):
+    catboost = pytest.importorskip("catboost")
+    X, y, qid = make_ranking(4, docs_per_query=5, n_features=3, random_state=0)
+    value = {"depth": 2, "iterations": 2, "l2_leaf_reg": 1.0, "border_count": 16,
+             "thread_count": 1}[name]
+    params = {"iterations": 2, "verbose": 0, "allow_writing_files": False, name: value}
+    # CatBoost's constructor refuses names it does not know.
+    assert name in inspect.signature(catboost.CatBoostRanker).parameters
+    catboost.CatBoostRanker(**params).fit(X, y, group_id=qid)
+    with pytest.raises(TypeError):
+        catboost.CatBoostRanker(**{**params, name + "_x": value})
 
 
 def test_names_that_are_the_same_here_are_not_in_the_table():

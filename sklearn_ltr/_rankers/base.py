@@ -508,21 +508,26 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         if self.max_leaf_nodes != LEAF_WISE_LEAVES:
             # A leaf count asked for and silently not grown is a wrong model.
             raise ValueError(
-                f"max_leaf_nodes={self.max_leaf_nodes} has no effect on symmetric trees: they "
-                "have 2**max_depth leaves. Set max_depth instead, or grow_policy='lossguide' "
-                "(or 'auto', 'depthwise') to grow trees of max_leaf_nodes leaves."
+                f"max_leaf_nodes={self.max_leaf_nodes}, but symmetric trees take their size "
+                f"from max_depth alone (2**max_depth leaves) and accept only the default "
+                f"max_leaf_nodes={LEAF_WISE_LEAVES}. Set max_depth and leave max_leaf_nodes at "
+                f"{LEAF_WISE_LEAVES}, or use grow_policy='lossguide' (or 'auto', 'depthwise') "
+                "to grow trees of max_leaf_nodes leaves."
             )
-        refused = [name for name, given in (
-            ("categorical features (categorical_features)", np.any(self.is_categorical_)),
-            ("monotonic_cst", monotonic_cst is not None),
-            ("interaction_cst", interaction_cst is not None),
-        ) if given]
+        fixes = {
+            "categorical features": (
+                np.any(self.is_categorical_),
+                "encode the categorical columns as numbers (or drop them)"),
+            "monotonic_cst": (monotonic_cst is not None, "set monotonic_cst=None"),
+            "interaction_cst": (interaction_cst is not None, "set interaction_cst=None"),
+        }
+        refused = {name: fix for name, (given, fix) in fixes.items() if given}
         if refused:
             raise ValueError(
                 f"grow_policy='symmetric' does not support {' or '.join(refused)}: one split "
                 "shared by a whole level cannot honour them. Use grow_policy='auto' (which "
-                "grows leaf-wise trees then), 'lossguide' or 'depthwise', or drop them "
-                "(categorical_features=None for categories)."
+                "grows leaf-wise trees then), 'lossguide' or 'depthwise'; or "
+                + "; ".join(refused.values()) + "."
             )
 
     def _tree_constraints(self):

@@ -10,8 +10,8 @@ _SHARED_PARAMETERS_DOC = """
         Shrinkage applied to every leaf value.
     max_leaf_nodes : int, default=31
         Maximum number of leaves per tree (LightGBM's ``num_leaves``).
-        Symmetric trees have ``2**max_depth`` leaves and refuse any other
-        value.
+        Symmetric trees take their size from ``max_depth`` alone
+        (``2**max_depth`` leaves) and refuse any value but the default.
     max_depth : int or None, default=None
         Maximum depth of a tree (the root has depth 0). None means no limit
         besides the leaves for leaf-wise and depth-wise trees, and 6 levels
@@ -31,8 +31,9 @@ _SHARED_PARAMETERS_DOC = """
         a leaf (CatBoost has no such minimum for these trees). Symmetric
         trees take no categorical features and no monotonic or interaction
         constraints. ``'auto'`` grows symmetric trees, or leaf-wise ones
-        when the data has categorical features, ``monotonic_cst`` or
-        ``interaction_cst`` is given, or ``max_leaf_nodes`` is not 31;
+        when the data has categorical features, ``monotonic_cst`` constrains
+        a feature, ``interaction_cst`` is not None, or ``max_leaf_nodes`` is
+        not 31 (the value decides, not whether it was set);
         ``grow_policy_`` says which.
     min_samples_leaf : int, default=20
         Minimum number of training rows in a leaf.

@@ -1,4 +1,4 @@
-"""LightGBM and XGBoost names, and what to write instead here.
+"""LightGBM, XGBoost and CatBoost names, and what to write instead here.
 
 Users coming from ``LGBMRanker`` or ``XGBRanker`` type ``num_leaves=63``,
 ``fit(X, y, group=sizes)`` or ``eval_set=[...]``. Python refuses such
@@ -39,6 +39,7 @@ _FIXED_CATEGORICAL_RULES = (
 )
 _XGB = "XGBoost's"
 _BOTH = "LightGBM's and XGBoost's"
+_CB = "CatBoost's"
 
 
 class Habit(NamedTuple):
@@ -102,6 +103,11 @@ _WARM_START = (
 FOREIGN_NAMES = {
     # -- tree shape ------------------------------------------------------
     "num_leaves": Habit(_LGB, "max_leaf_nodes"),
+    "depth": Habit(_CB, "max_depth", "symmetric trees have max_depth levels"),
+    "iterations": Habit(_CB, "n_estimators"),
+    "l2_leaf_reg": Habit(_CB, "l2_regularization"),
+    "border_count": Habit(_CB, "max_bins", "at most 255 here"),
+    "thread_count": Habit(_CB, "n_jobs"),
     "num_leaf": Habit(_LGB, "max_leaf_nodes"),
     "max_leaves": Habit(_BOTH, "max_leaf_nodes"),
     "min_child_samples": Habit(_LGB, "min_samples_leaf"),

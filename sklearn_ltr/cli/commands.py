@@ -77,7 +77,7 @@ def fit(args):
     k = estimator.validation_ndcg_k
     for line in lines:
         print(line)
-    trees = f"{estimator.n_iter_} trees"
+    trees = f"{estimator.n_iter_} {estimator.grow_policy_} trees"
     if estimator.do_early_stopping_:
         grown = len(estimator.validation_score_) - 1
         source = "the validation set" if valid is not None else "held-out training queries"
