@@ -427,7 +427,7 @@ def check_propensity(propensity, propensity_clip):
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"propensity must hold examination probabilities in (0, 1]; position {first + 1} "
-            f"has {values[first]!r}. Estimate them, e.g. from a randomisation experiment, "
+            f"has {float(values[first])!r}. Estimate them, e.g. from a randomisation experiment, "
             "and give every displayed position a probability above 0."
         )
     return np.maximum(values, float(propensity_clip))
