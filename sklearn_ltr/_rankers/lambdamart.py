@@ -5,7 +5,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -204,9 +203,10 @@ class LambdaMARTRanker(BaseGBRanker):
         required): the probability that a user examines displayed
         positions 1, 2, ..., ``n_positions``, each in (0, 1], estimated
         beforehand, e.g. by a randomisation experiment (Joachims et al.,
-        WSDM 2017). Only ratios matter up to the clipping and the
-        per-query normalisation, so they need not be relative to position
-        1. Every ``position`` of ``fit`` must be at most ``n_positions``.
+        WSDM 2017). Scaling all of them by one factor is not neutral: it
+        moves them relative to ``propensity_clip`` and changes the per-query
+        normalisation of ``normalize_lambdas``. Every ``position`` of
+        ``fit`` must be at most ``n_positions``.
     propensity_clip : float in (0, 1], default=0.01
         Propensities below this count as ``propensity_clip``: the weights
         ``1 / max(propensity, propensity_clip)`` are at most ``1 /
