@@ -23,7 +23,7 @@ from sklearn_ltr._objectives import OBJECTIVES
 # hence zero-sum gradients and invariance to a per-query shift. The sigmoid
 # (pointwise) and calibrated mixtures depend on absolute scores.
 RANKING = ["lambdarank", "lambdarank_multi", "lambdarank_pairwise", "lambdarank_unbiased",
-           "xendcg", "listnet", "softmax", "yetirank"]
+           "lambdarank_ipw", "xendcg", "listnet", "softmax", "yetirank"]
 CALIBRATED = ["sigmoid", "sigmoid+softmax", "rcr"]
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -65,6 +65,12 @@ def _objective(name, y, offsets):
         position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
         top = np.arange(1.0, 9.0)
         params = dict(position=position, initial_position_bias=(top**-0.5, top**-0.25))
+    elif name == "lambdarank_ipw":
+        # Propensities below 1, one of them clipped, so that the lambdas are
+        # really weighted.
+        position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
+        params = dict(position=position, propensity=np.arange(1.0, 9.0) ** -1.5,
+                      propensity_clip=0.05)
     return OBJECTIVES[name](y, offsets, **params)
 
 

@@ -18,6 +18,7 @@ _REGISTRY = {
     "lambdarank_multi": ("multi_objective", "LambdaRankMultiObjective"),
     "lambdarank_pairwise": ("pairwise", "PairwiseLambdaRankObjective"),
     "lambdarank_unbiased": ("unbiased_lambdarank", "UnbiasedLambdaRankObjective"),
+    "lambdarank_ipw": ("unbiased_lambdarank", "IPWLambdaRankObjective"),
     "xendcg": ("xendcg", "XENDCGObjective"),
     "listnet": ("listnet", "ListNetObjective"),
     "sigmoid": ("rcr", "SigmoidCEObjective"),
@@ -62,6 +63,7 @@ def __getattr__(name):
 __all__ = [
     "OBJECTIVES",
     "BaseObjective",
+    "IPWLambdaRankObjective",
     "LambdaRankMultiObjective",
     "LambdaRankObjective",
     "ListNetObjective",

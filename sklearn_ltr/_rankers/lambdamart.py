@@ -4,10 +4,16 @@ parameters; the rest is in :class:`~sklearn_ltr._rankers.base.BaseGBRanker`."""
 import warnings
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._objectives import OBJECTIVES
+from .._objectives.unbiased_lambdarank import (
+    DEFAULT_PROPENSITY_CLIP,
+    check_positions_have_propensity,
+    check_propensity,
+)
 from ..metrics._checks import check_label_gain
 from .base import BaseGBRanker
 from .docs import _ranker_doc
@@ -66,6 +72,18 @@ class LambdaMARTRanker(BaseGBRanker):
     re-estimated from the pair losses after every tree (their eqs. 30-31;
     XGBoost's ``lambdarank_unbiased``). The formulas are in the docstring of
     ``sklearn_ltr._objectives.unbiased_lambdarank.UnbiasedLambdaRankObjective``.
+    When the examination probability of each position is known (e.g. from a
+    randomisation experiment), ``position_debiasing="ipw"`` with
+    ``propensity`` weights instead every pair's lambda by ``1 /
+    max(propensity[r], propensity_clip)``, ``r`` the position at which the
+    clicked (more relevant) document was shown: inverse propensity
+    weighting (Wang, Bendersky, Metzler and Najork, "Learning to Rank with
+    Selection Bias in Personal Search", SIGIR 2016; Joachims, Swaminathan
+    and Schnabel, "Unbiased Learning-to-Rank with Biased Feedback", WSDM
+    2017), with the weights clipped as in Strehl, Langford, Li and Kakade,
+    "Learning from Logged Implicit Exploration Data" (NeurIPS 2010). The
+    formulas are in the docstring of
+    ``sklearn_ltr._objectives.unbiased_lambdarank.IPWLambdaRankObjective``.
 
     ``target_metric`` and ``pair_method`` give XGBoost's other pairwise
     objectives: ``target_metric=None`` weighs every pair by 1 (RankNet,
@@ -166,17 +184,39 @@ class LambdaMARTRanker(BaseGBRanker):
         its lambdas times ``learning_rate`` (divided by ``n + l2`` rather
         than ``n`` with ``l2_regularization``), splits minimise the squared
         error of MART, and ``min_hessian_to_split`` counts rows.
-    position_debiasing : {"unbiased_lambdamart"} or None, default=None
-        "unbiased_lambdamart": learn from clicks collected under position
-        bias, given ``fit(..., position=...)``, estimating the position
-        biases jointly with the trees (Hu et al., WWW 2019). None, or no
-        ``position`` in ``fit``, is plain LambdaMART. Cannot be combined
-        with the multiple-objective options.
+    position_debiasing : {"unbiased_lambdamart", "ipw"} or None, default=None
+        Learn from clicks collected under position bias, given ``fit(...,
+        position=...)``. "unbiased_lambdamart": estimate the position
+        biases jointly with the trees (Hu et al., WWW 2019). "ipw": weight
+        each pair by the inverse of the given examination ``propensity``
+        of the position at which its clicked (more relevant) document was
+        shown (inverse propensity weighting; needs ``propensity``). None,
+        or no ``position`` in ``fit``, is plain LambdaMART. Cannot be
+        combined with the multiple-objective options.
     position_bias_norm : float, default=1.0
         ``p`` of the ``L_p`` regularisation of the position biases (Hu et
         al., eqs. 30-31): each bias is a ratio of pair losses raised to
         ``1 / (p + 1)``; larger ``p`` pulls the biases towards 1, ``p = 0``
-        does not regularise. XGBoost's ``lambdarank_bias_norm``.""",
+        does not regularise. XGBoost's ``lambdarank_bias_norm``.
+    propensity : array-like of shape (n_positions,) or None, default=None
+        With ``position_debiasing="ipw"`` (and only then, where it is
+        required): the probability that a user examines displayed
+        positions 1, 2, ..., ``n_positions``, each in (0, 1], estimated
+        beforehand, e.g. by a randomisation experiment (Joachims et al.,
+        WSDM 2017). Scaling all of them by one factor is not neutral: it
+        moves them relative to ``propensity_clip`` and changes the per-query
+        normalisation of ``normalize_lambdas``. Every ``position`` of
+        ``fit`` must be at most ``n_positions``.
+    propensity_clip : float in (0, 1], default=0.01
+        Propensities below this count as ``propensity_clip``: the weights
+        ``1 / max(propensity, propensity_clip)`` are at most ``1 /
+        propensity_clip``. Clipping trades a little bias for less variance
+        (Strehl et al., NeurIPS 2010, threshold propensities the same way).
+        The default caps weights at 100 and clips none of the propensities
+        ``1 / r`` of the top 100 positions; ``propensity_clip=1`` makes
+        every weight 1 (plain LambdaMART). Read by
+        ``position_debiasing="ipw"`` only (another value with another
+        ``position_debiasing`` raises).""",
         "LambdaMARTRanker",
         attributes="""
     position_bias_ : ndarray of shape (n_positions,)
@@ -209,8 +249,10 @@ class LambdaMARTRanker(BaseGBRanker):
         "sigmoid_mu": [Interval(Real, None, None, closed="neither")],
         "sigmoid_truncation": [Interval(Integral, 1, None, closed="left"), None],
         "leaf_estimation": [StrOptions({"newton", "gradient"})],
-        "position_debiasing": [StrOptions({"unbiased_lambdamart"}), None],
+        "position_debiasing": [StrOptions({"unbiased_lambdamart", "ipw"}), None],
         "position_bias_norm": [Interval(Real, 0, None, closed="left")],
+        "propensity": ["array-like", None],
+        "propensity_clip": [Interval(Real, 0, 1, closed="right")],
         "target_metric": [StrOptions({"ndcg", "map"}), None],
         "pair_method": [StrOptions({"topk", "all", "mean"})],
         "pairs_per_document": [Interval(Integral, 1, None, closed="left"), None],
@@ -240,6 +282,8 @@ class LambdaMARTRanker(BaseGBRanker):
         leaf_estimation="newton",
         position_debiasing=None,
         position_bias_norm=1.0,
+        propensity=None,
+        propensity_clip=DEFAULT_PROPENSITY_CLIP,
         n_estimators=100,
         learning_rate=0.1,
         max_leaf_nodes=31,
@@ -309,6 +353,8 @@ class LambdaMARTRanker(BaseGBRanker):
         self.leaf_estimation = leaf_estimation
         self.position_debiasing = position_debiasing
         self.position_bias_norm = position_bias_norm
+        self.propensity = propensity
+        self.propensity_clip = propensity_clip
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
@@ -358,14 +404,41 @@ class LambdaMARTRanker(BaseGBRanker):
             )
         self._check_pair_options()
         self._check_debiasing(position)
+        if self.position_debiasing == "ipw" and position is not None:
+            self._check_positions_have_propensity(position)
         return self._fit(
             X, y, qid=qid, sample_weight=sample_weight, X_val=X_val, y_val=y_val, qid_val=qid_val,
             y_secondary=y_secondary, position=position,
         )
 
     def _check_debiasing(self, position):
-        """Refuse debiasing with the multiple-objective options; warn if it
-        has no positions."""
+        """Refuse debiasing with the multiple-objective options and
+        propensities without "ipw"; warn if debiasing has no positions."""
+        if self.position_debiasing != "ipw":
+            if self.propensity is not None:
+                raise ValueError(
+                    f"propensity is read by position_debiasing='ipw' only; with "
+                    f"position_debiasing={self.position_debiasing!r} it would be ignored. Set "
+                    "position_debiasing='ipw' to weight clicks by 1 / propensity, or "
+                    "propensity=None."
+                )
+            if self.propensity_clip != DEFAULT_PROPENSITY_CLIP:
+                raise ValueError(
+                    f"propensity_clip={self.propensity_clip} is read by "
+                    f"position_debiasing='ipw' only; with position_debiasing="
+                    f"{self.position_debiasing!r} it would be ignored. Set "
+                    f"position_debiasing='ipw', or leave propensity_clip at "
+                    f"{DEFAULT_PROPENSITY_CLIP}."
+                )
+        elif self.propensity is None:
+            raise ValueError(
+                "position_debiasing='ipw' needs the examination probability of each "
+                "displayed position: pass propensity=[p1, p2, ...] (position 1 first, each in "
+                "(0, 1], e.g. from a randomisation experiment), or use "
+                "position_debiasing='unbiased_lambdamart' to estimate them with the trees."
+            )
+        else:
+            check_propensity(self.propensity, self.propensity_clip)
         if self.position_debiasing is not None:
             if not self._is_plain():
                 raise ValueError(
@@ -382,6 +455,15 @@ class LambdaMARTRanker(BaseGBRanker):
                     UserWarning,
                     stacklevel=5,  # the caller of fit, past its two wrappers
                 )
+
+    def _check_positions_have_propensity(self, position):
+        """Refuse positions (of all rows, held-out ones too) beyond
+        ``propensity``; malformed positions are left to ``check_positions``."""
+        values = np.asarray(position)
+        if values.ndim == 1 and values.size and values.dtype.kind in "iuf":
+            largest = np.max(values)
+            if np.isfinite(largest):
+                check_positions_have_propensity(int(largest), len(self.propensity))
 
     def _check_pair_options(self):
         """Refuse pair options that another parameter would silently
@@ -468,8 +550,10 @@ class LambdaMARTRanker(BaseGBRanker):
         return self.position_debiasing is not None and position is not None
 
     def _objective_state(self, warm):
-        # A warm start continues the estimate of the position biases.
-        if warm and hasattr(self, "position_bias_"):
+        # A warm start continues the estimate of the position biases; "ipw"
+        # estimates nothing.
+        if (warm and self.position_debiasing == "unbiased_lambdamart"
+                and hasattr(self, "position_bias_")):
             return {"initial_position_bias": (self.position_bias_,
                                               self.position_bias_unclicked_)}
         return {}
@@ -479,6 +563,11 @@ class LambdaMARTRanker(BaseGBRanker):
         # Secondary labels and positions are checked whenever given, but only
         # lambda(C) and the debiasing read them; the plain objective never
         # sees them.
+        if self._debiases(position) and self.position_debiasing == "ipw":
+            return OBJECTIVES["lambdarank_ipw"](
+                y, offsets, sample_weight, **self._objective_params(), position=position,
+                propensity=self.propensity, propensity_clip=self.propensity_clip,
+            )
         if self._debiases(position):
             return OBJECTIVES["lambdarank_unbiased"](
                 y, offsets, sample_weight, **self._objective_params(), position=position,
