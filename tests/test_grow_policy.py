@@ -405,3 +405,26 @@ def test_warm_start_and_early_stopping_work_with_every_shape(policy, ranking_dat
     # Stopped long before 200 trees, keeping the best iteration's trees.
     assert stopped.n_iter_ + 3 < len(stopped.validation_score_) < 200
     assert len(stopped._booster.trees) == stopped.n_iter_
+
+
+@pytest.mark.parametrize("change", [dict(monotonic_cst=[1] + [0] * 7),
+                                    dict(interaction_cst=[[0, 1], [2, 3, 4, 5, 6, 7]])],
+                         ids=["monotonic_cst", "interaction_cst"])
+@pytest.mark.parametrize("through_file", [False, True])
+def test_a_warm_start_refuses_constraints_the_earlier_trees_do_not_keep(
+        change, through_file, ranking_data, tmp_path):
+    X, y, qid = ranking_data
+    model = LambdaMARTRanker(n_estimators=3, warm_start=True, early_stopping=False,
+                             random_state=0).fit(X, y, qid=qid)
+    if through_file:
+        model.save_model(tmp_path / "m")
+        model = load_model(tmp_path / "m")
+    name = next(iter(change))
+    with pytest.raises(ValueError, match=f"warm_start=True adds trees to a model grown with "
+                                         f"other {name}"):
+        model.set_params(n_estimators=6, **change).fit(X, y, qid=qid)
+    # Fitted with the constraint from the start, a warm start keeps it.
+    constrained = LambdaMARTRanker(n_estimators=3, warm_start=True, early_stopping=False,
+                                   random_state=0, **change).fit(X, y, qid=qid)
+    constrained.set_params(n_estimators=6).fit(X, y, qid=qid)
+    assert constrained.n_iter_ == 6

@@ -427,6 +427,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
         tree_params = self._tree_params()
+        self._check_warm_start_constraints(warm, tree_params)
         self.grow_policy_ = tree_params["grow_policy"]
         self._booster.boost(
             training,
@@ -471,6 +472,32 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         # permuting whole queries in the input gives the same thresholds.
         return BinMapper(max_bins=self.max_bins, subsample=None,
                          is_categorical=self.is_categorical_).fit(X, sample_rows=rows)
+
+    @staticmethod
+    def _constraint_record(monotonic_cst, interaction_cst):
+        """The constraints of a fit, in a form that compares with ``==``."""
+        # Plain lists of ints, which pickle and skops store as they are.
+        return (None if monotonic_cst is None else [int(v) for v in monotonic_cst],
+                None if interaction_cst is None else [sorted(int(j) for j in group)
+                                                      for group in interaction_cst])
+
+    def _check_warm_start_constraints(self, warm, tree_params):
+        """Refuse a warm start under constraints other than those the
+        model's trees were grown with: the model would promise what its
+        earlier trees do not keep. Remember this fit's constraints."""
+        grown = self._constraint_record(tree_params["monotonic_cst"],
+                                        tree_params["interaction_cst"])
+        before = getattr(self, "_grown_constraints", None) if warm else None
+        if before is not None and before != grown:
+            changed = [name for name, old, new in zip(
+                ("monotonic_cst", "interaction_cst"), before, grown) if old != new]
+            raise ValueError(
+                f"warm_start=True adds trees to a model grown with other {' and '.join(changed)}"
+                ": its earlier trees do not follow the new ones, so the model would not either. "
+                "Fit from scratch (warm_start=False), or set them back to those of the fitted "
+                "model."
+            )
+        self._grown_constraints = grown
 
     def _tree_params(self):
         monotonic_cst, interaction_cst = self._tree_constraints()

@@ -369,6 +369,13 @@ def build_ranker(document, a):
         estimator._n_training_queries = get_field(fitted, "n_training_queries", "int", "fitted")
     estimator._bin_mapper = mapper
     estimator.is_categorical_ = mapper.is_categorical
+    # The constraints the saved trees were grown with, as far as the saved
+    # parameters tell: a warm start refuses others.
+    try:
+        constraints = estimator._tree_constraints()
+    except ValueError as exc:
+        raise ModelFileError(f"its constraints do not fit its features: {exc}") from None
+    estimator._grown_constraints = estimator._constraint_record(*constraints)
     estimator._pandas_categories = dict(sorted(pandas_categories.items()))
     estimator._booster = booster
     estimator.n_iter_ = n_trees
