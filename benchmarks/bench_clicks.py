@@ -39,28 +39,23 @@ written to a temporary directory unless ``--out`` is given. Everything runs
 on one thread.
 """
 
+import argparse
+import fnmatch
 import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
 
-# One numba thread, before numba loads: a shared 2-core machine (see
-# replicate_unbiased_lambdamart.py), and n_jobs=1 for every library below.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+import numpy as np
+from _clicks_report import plot_propensities, write_report
+from _quality_all_rankers import _curves, stopping_iteration
+from _report import code_version, minutes_logger
 
-import argparse  # noqa: E402
-import fnmatch  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-
-import numpy as np  # noqa: E402
-from _clicks_report import plot_propensities, write_report  # noqa: E402
-from _quality_all_rankers import _curves, stopping_iteration  # noqa: E402
-from _report import code_version, minutes_logger  # noqa: E402
-
-from sklearn_ltr import LambdaMARTRanker  # noqa: E402
-from sklearn_ltr.datasets import make_ranking, simulate_clicks  # noqa: E402
-from sklearn_ltr.metrics import ndcg_score_per_query  # noqa: E402
+from sklearn_ltr import LambdaMARTRanker
+from sklearn_ltr.datasets import make_ranking, simulate_clicks
+from sklearn_ltr.metrics import ndcg_score_per_query
 
 SHOWN = 10  # documents per session
 MAX_LABEL = 4  # make_ranking's labels 0-4

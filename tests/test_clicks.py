@@ -367,7 +367,7 @@ def python_blocks(path):
 
 def test_the_page_runs_and_its_claims_hold():
     blocks = python_blocks(PAGE)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     ns = {}
     exec(compile(blocks[0], PAGE, "exec"), ns)
     X, y, qid, log = ns["X"], ns["y"], ns["qid"], ns["log"]
@@ -401,3 +401,9 @@ def test_the_page_runs_and_its_claims_hold():
     assert spearmanr(bias, examination).statistic >= 0.9
     ratio = bias ** 2 / examination
     assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
+
+    # "Known propensities": the block fits, with no fitted position_bias_.
+    exec(compile(blocks[3], PAGE, "exec"), ns)
+    ipw = ns["ranker"]
+    assert ipw.n_iter_ == 30 and not hasattr(ipw, "position_bias_")
+    assert ipw.predict(X_test).shape == y_test.shape
