@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _debiased_lambdas import debiased_lambdas_by_pair
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import config_context
 from sklearn.model_selection import GridSearchCV, GroupKFold
@@ -18,59 +19,15 @@ from sklearn_ltr._objectives import OBJECTIVES
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
-SCORE_GAP_EPS = float(np.float32(0.01))
 
-
-def _reference(y, scores, position, offsets, propensity, clip, *, sigma=1.0, truncation=30,
-               normalize=True, weights=None):
-    """IPW lambdas and hessians, one pair at a time.
-
-    Ranks by score (stable, descending); every pair of ranks (i, j > i) with
-    i < truncation and different labels; h / l the more / less relevant
-    document; w = |G_h - G_l| |D_i - D_j| / maxDCG@truncation, divided by
-    0.01 + |s_i - s_j| when normalising (and the scores differ);
-    lambda = sigma w / (1 + exp(sigma (s_h - s_l))), hessian =
-    sigma lambda (1 - p), both times 1 / max(propensity[pos_h], clip). With
-    normalisation a query's results are scaled by log2(1 + S) / S, S twice
-    the sum of its weighted pair lambdas; then by the row's sample weight.
-    """
-    n = y.shape[0]
-    grad = np.zeros(n)
-    hess = np.zeros(n)
-    weights = np.ones(n) if weights is None else weights
-    gains = 2.0 ** y - 1
-    for q in range(offsets.shape[0] - 1):
-        rows = np.arange(offsets[q], offsets[q + 1])
-        order = rows[np.argsort(-scores[rows], kind="stable")]
-        ideal = np.sort(gains[rows])[::-1][:truncation]
-        max_dcg = np.sum(ideal / np.log2(np.arange(2, ideal.shape[0] + 2)))
-        if rows.shape[0] < 2 or max_dcg == 0:
-            continue
-        s = scores[order]
-        gap_normalise = normalize and s[0] != s[-1]
-        lam = np.zeros(n)
-        hes = np.zeros(n)
-        total = 0.0
-        for i in range(min(rows.shape[0] - 1, truncation)):
-            for j in range(i + 1, rows.shape[0]):
-                a, b = order[i], order[j]
-                if gains[a] == gains[b]:
-                    continue
-                h, low = (a, b) if gains[a] > gains[b] else (b, a)
-                w = abs(gains[a] - gains[b]) * (1 / np.log2(i + 2) - 1 / np.log2(j + 2)) / max_dcg
-                if gap_normalise:
-                    w /= SCORE_GAP_EPS + abs(scores[a] - scores[b])
-                p = 1 / (1 + np.exp(sigma * (scores[h] - scores[low])))
-                ipw = 1 / max(propensity[position[h] - 1], clip)
-                pair_lambda = sigma * w * p * ipw
-                lam[h] -= pair_lambda
-                lam[low] += pair_lambda
-                hes[h] += sigma * pair_lambda * (1 - p)
-                hes[low] += sigma * pair_lambda * (1 - p)
-                total += 2 * pair_lambda
-        factor = np.log2(1 + total) / total if normalize and total > 0 else 1.0
-        grad += lam * factor * weights
-        hess += hes * factor * weights
+def _reference(y, scores, position, offsets, propensity, clip, **kwargs):
+    """IPW lambdas and hessians, one pair at a time: the debiased lambdas
+    with ``t+ = max(propensity, clip)`` at the clicked document's position
+    and ``t- = 1``, each pair's lambda times ``1 / max(propensity, clip)``."""
+    propensity = np.asarray(propensity, dtype=float)
+    grad, hess, _ = debiased_lambdas_by_pair(y, scores, position, offsets,
+                                             np.maximum(propensity, clip),
+                                             np.ones_like(propensity), **kwargs)
     return grad, hess
 
 
