@@ -137,11 +137,8 @@ def check_numeric_columns(X, name):
             bad.append(f"{column!r} ({dtype}; {value!r} at index {label!r})")
             examples.append(value)
     if bad:
-        convert = f"{name}[{columns[0]!r}] = pd.to_numeric({name}[{columns[0]!r}])"
-        raise ValueError(
-            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
-            f"only. {_conversion_advice(examples, convert)}"
-        )
+        _refuse_non_numeric(name, bad, examples,
+                            f"{name}[{columns[0]!r}] = pd.to_numeric({name}[{columns[0]!r}])")
 
 
 def _check_numeric_polars_columns(X, name):
@@ -164,11 +161,17 @@ def _check_numeric_polars_columns(X, name):
         bad.append(f"{column!r} ({dtype}; {value!r} at row {row})")
         examples.append(value)
     if bad:
-        convert = f"{name}.with_columns(pl.col({columns[0]!r}).cast(pl.Float64))"
-        raise ValueError(
-            f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
-            f"only. {_conversion_advice(examples, convert)}"
-        )
+        _refuse_non_numeric(name, bad, examples,
+                            f"{name}.with_columns(pl.col({columns[0]!r}).cast(pl.Float64))")
+
+
+def _refuse_non_numeric(name, bad, examples, convert):
+    """Raise the error of both column checks: the ``bad`` columns and how to
+    convert them (``convert``, the frame library's own call)."""
+    raise ValueError(
+        f"{name} has non-numeric columns {', '.join(bad)}; the rankers take numbers "
+        f"only. {_conversion_advice(examples, convert)}"
+    )
 
 
 def _example_value(column):
