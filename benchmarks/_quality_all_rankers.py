@@ -40,13 +40,14 @@ DATASETS = ("mq2008", "example", "mr1000", "mr5000")
 REFERENCE = "CatBoost YetiRank"
 OURS_YETI = "YetiRankRanker"
 OURS_YETI_LEAFWISE = "YetiRankRanker lossguide"
+OURS_YETI_NO_L2 = "YetiRankRanker l2_regularization=0"
 # Where the YetiRank goals hold: fit time and NDCG@10 at least CatBoost's.
 YETIRANK_GOAL_DATASETS = ("mr1000", "mr5000")
 # Rankers whose fit depends on the seed: random targets (XE-NDCG's gamma),
 # sampled permutations (YetiRank), CatBoost's own randomness. The others are
 # fitted once whatever --seeds says.
 RANDOM = {"XENDCGRanker", "XENDCGRanker symmetric", OURS_YETI, OURS_YETI_LEAFWISE,
-          "LightGBM rank_xendcg",
+          OURS_YETI_NO_L2, "LightGBM rank_xendcg",
           REFERENCE}
 RTOL = 1e-5
 # MAP objectives need binary labels (ours refuses graded ones): they are
@@ -92,7 +93,8 @@ def _xgboost(objective):
 def _catboost(seed, trees):
     import catboost
     # YetiRank grows symmetric (oblivious) trees only, so CatBoost keeps its
-    # tree defaults (depth 6, l2_leaf_reg 3) instead of the 31-leaf setting.
+    # tree defaults (depth 6; for YetiRank its l2_leaf_reg default is 1e-20,
+    # as get_all_params() reports) instead of the 31-leaf setting.
     return catboost.CatBoostRanker(
         loss_function="YetiRank", iterations=trees, learning_rate=SHARED["learning_rate"],
         border_count=254, thread_count=SHARED["threads"], verbose=0, random_seed=seed,
@@ -111,6 +113,8 @@ RANKERS = {
     # earlier releases.
     OURS_YETI: ("ours", _ours(YetiRankRanker)),
     OURS_YETI_LEAFWISE: ("ours", _ours(YetiRankRanker, grow_policy="lossguide")),
+    # Its defaults without their L2 penalty (the penalty of earlier releases).
+    OURS_YETI_NO_L2: ("ours", _ours(YetiRankRanker, l2_regularization=0.0)),
     # RCR defaults; graded labels need binarize=True (relevant: y > 0).
     "CalibratedRanker": ("ours", _ours(CalibratedRanker, binarize=True)),
     # The other rankers with symmetric trees of depth 6 (the evidence for
@@ -554,34 +558,49 @@ SHAPE_PAIRS = (("LambdaMART", "LambdaMART symmetric"),
                (OURS_YETI_LEAFWISE, OURS_YETI))
 
 
-def _shape_table(results, trees):
-    """Symmetric minus leaf-wise trees of each ranker, paired per dataset."""
-    pairs = [(a, b) for a, b in SHAPE_PAIRS if a in RANKERS and b in RANKERS]
+def _difference_table(results, pairs, header, note):
+    """Second minus first row of each pair in ``pairs``, paired per dataset,
+    at all trees / early-stopped; rows named by the second row."""
+    pairs = [(a, b) for a, b in pairs if a in RANKERS and b in RANKERS]
     if not pairs:
         return []
     datasets = list(results)
-    lines = ["## Symmetric against leaf-wise trees, per ranker", "",
-             "Test NDCG@10 of the ranker with symmetric depth-6 trees minus the same ranker with "
-             f"{SHARED['leaves']}-leaf leaf-wise trees, paired over the test queries (t-test p; "
-             f"bold: p < 0.05); {trees} trees / early-stopped.", "",
+    lines = [header, "", note, "",
              "| ranker | " + " | ".join(results[d]["_label"] for d in datasets) + " |",
              "|---|" + "---|" * len(datasets)]
-    for leafwise, symmetric in pairs:
+    for first, second in pairs:
         cells = []
         for d in datasets:
-            if not (_ok(results, d, leafwise) and _ok(results, d, symmetric)):
+            if not (_ok(results, d, first) and _ok(results, d, second)):
                 cells.append("failed")
                 continue
             parts = []
             for key in ("at_all", "at_stop"):
-                (diff, p), = paired(results[d][symmetric][key][None],
-                                    results[d][leafwise][key][None])
+                (diff, p), = paired(results[d][second][key][None], results[d][first][key][None])
                 mark = "**" if p < 0.05 else ""
                 parts.append(f"{mark}{diff:+.4f}{mark} ({fmt_p(p)})")
             cells.append(" / ".join(parts))
-        name = symmetric.replace(" symmetric", "")
+        name = second.replace(" symmetric", "")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def _shape_table(results, trees):
+    """Symmetric minus leaf-wise trees of each ranker, paired per dataset."""
+    return _difference_table(
+        results, SHAPE_PAIRS, "## Symmetric against leaf-wise trees, per ranker",
+        "Test NDCG@10 of the ranker with symmetric depth-6 trees minus the same ranker with "
+        f"{SHARED['leaves']}-leaf leaf-wise trees, paired over the test queries (t-test p; "
+        f"bold: p < 0.05); {trees} trees / early-stopped.")
+
+
+def _l2_table(results, trees):
+    """YetiRankRanker's defaults minus the same without their L2 penalty."""
+    return _difference_table(
+        results, ((OURS_YETI_NO_L2, OURS_YETI),), "## YetiRankRanker's L2 penalty",
+        f"Test NDCG@10 of {OURS_YETI} (defaults: l2_regularization=1) minus {OURS_YETI_NO_L2}, "
+        f"paired over the test queries (t-test p; bold: p < 0.05); {trees} trees / "
+        "early-stopped.")
 
 
 def _report(results, meta):
@@ -606,12 +625,15 @@ def _report(results, meta):
         f"- XGBoost: tree_method=hist, grow_policy=lossguide, max_leaves={s['leaves']}, max_depth=0, "
         f"max_bin={s['bins'] + 1}; ranking parameters at XGBoost's defaults: {meta['xgb_params']}.",
         "- YetiRankRanker at its defaults grows symmetric trees of depth 6 (grow_policy='auto'; "
-        "CatBoost's tree shape, at most 64 leaves; max_leaf_nodes unused); YetiRankRanker "
-        "lossguide is the leaf-wise shape of earlier releases. Rows named symmetric: "
+        "CatBoost's tree shape, at most 64 leaves; max_leaf_nodes unused) with "
+        "l2_regularization=1; YetiRankRanker lossguide is the leaf-wise shape of earlier "
+        "releases (with the same penalty), YetiRankRanker l2_regularization=0 the defaults "
+        "without the penalty (that of earlier releases). Rows named symmetric: "
         "grow_policy='symmetric', max_depth=6; depthwise: grow_policy='depthwise', max_depth=6, "
         "within the 31 leaves.",
         "- CatBoost YetiRank: CatBoost grows only symmetric trees for YetiRank, so its tree defaults "
-        "are kept (depth 6, l2_leaf_reg 3); border_count=254.",
+        "are kept (depth 6; its YetiRank default l2_leaf_reg is 1e-20, not the 3 of its other losses); "
+        "border_count=254.",
         "- Training rows are sorted by query for LightGBM, XGBoost and CatBoost.",
         f"- {' and '.join(sorted(BINARY))} are trained on binary labels y >= 1 (MAP needs "
         "them; ours refuses graded labels); validation and test NDCG@10 use the graded labels.",
@@ -647,6 +669,7 @@ def _report(results, meta):
     table_stop, means_stop, best_stop = _ndcg_table(results, "at_stop", f"Test NDCG@{K}, early-stopped")
     lines += _verdict(results, means_all, best_all, means_stop, best_stop)
     lines += _shape_table(results, trees)
+    lines += _l2_table(results, trees)
     lines += ["## Tables", ""] + table_all + [""] + table_stop + [""]
     lines += _simple_table(results, "Trees kept by early stopping (mean over folds and seeds)",
                            lambda r: f"{r['trees']:.0f}") + [""]

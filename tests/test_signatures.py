@@ -40,9 +40,13 @@ ALL_IDS = RANKER_IDS + [cls.__name__ for cls in DASK_RANKERS]
 # base class's}; an entry must name a real difference.
 _SYMMETRIC_YETIRANK = ("symmetric trees, as CatBoost grows for YetiRank, rank better with "
                       "this loss (benchmarks/results/quality_all_rankers.md)")
+_L2_YETIRANK = ("an L2 penalty of 1 keeps YetiRank's symmetric trees from overfitting at high "
+                "tree counts (benchmarks/results/quality_all_rankers.md)")
 DELIBERATE_DIFFERENCES = {
     ("YetiRankRanker", "grow_policy"): _SYMMETRIC_YETIRANK,
     ("DaskYetiRankRanker", "grow_policy"): _SYMMETRIC_YETIRANK,
+    ("YetiRankRanker", "l2_regularization"): _L2_YETIRANK,
+    ("DaskYetiRankRanker", "l2_regularization"): _L2_YETIRANK,
 }
 
 

@@ -40,7 +40,7 @@ _SHARED_PARAMETERS_DOC = """
     min_hessian_to_split : float, default=1e-3
         Minimum sum of hessians in each child of a split (LightGBM's
         ``min_sum_hessian_in_leaf``).
-    l2_regularization : float, default=0.0
+    l2_regularization : float, default=L2_DEFAULT
         L2 penalty on leaf values.
     max_bins : int, default=255
         Maximum number of bins per feature for non-missing values; missing
@@ -206,10 +206,12 @@ _ATTRIBUTES_DOC = """
         Name of the objective that was optimised."""
 
 
-def _ranker_doc(summary, parameters, example_class, attributes="", grow_policy="lossguide"):
+def _ranker_doc(summary, parameters, example_class, attributes="", grow_policy="lossguide",
+                l2_regularization=0.0):
     """A ranker's docstring: its ``summary``, its own ``parameters`` and
-    ``attributes`` before the shared ones (with its default
-    ``grow_policy``), and an example fitting ``example_class``."""
+    ``attributes`` before the shared ones (with its defaults of
+    ``grow_policy`` and ``l2_regularization``), and an example fitting
+    ``example_class``."""
     return (
         summary
         + """
@@ -218,6 +220,7 @@ def _ranker_doc(summary, parameters, example_class, attributes="", grow_policy="
     ----------"""
         + parameters
         + _SHARED_PARAMETERS_DOC.replace("GROW_POLICY_DEFAULT", repr(grow_policy))
+        .replace("L2_DEFAULT", repr(l2_regularization))
         + """
 
     Attributes

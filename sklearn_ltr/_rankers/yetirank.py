@@ -39,6 +39,13 @@ class YetiRankRanker(BaseGBRanker):
     do not take, or a ``max_leaf_nodes`` other than 31, ``'auto'`` grows
     leaf-wise trees; ``grow_policy_`` says which shape was grown, and
     ``grow_policy='lossguide'`` gives the leaf-wise trees of earlier
+    releases.
+
+    ``l2_regularization`` is 1 by default, where the other rankers and
+    CatBoost's YetiRank (``l2_leaf_reg=1e-20`` for this loss) have no
+    penalty: on the benchmark data it keeps symmetric trees from
+    overfitting when many are grown, and changes early-stopped models
+    little. ``l2_regularization=0`` gives the models of earlier
     releases.""",
         """
     permutations : int, default=10
@@ -51,6 +58,7 @@ class YetiRankRanker(BaseGBRanker):
         the top pair, 1 weighs all positions alike.""",
         "YetiRankRanker",
         grow_policy="auto",
+        l2_regularization=1.0,
     )
 
     _objective_name = "yetirank"
@@ -73,7 +81,7 @@ class YetiRankRanker(BaseGBRanker):
         grow_policy="auto",
         min_samples_leaf=20,
         min_hessian_to_split=1e-3,
-        l2_regularization=0.0,
+        l2_regularization=1.0,
         max_bins=255,
         categorical_features="from_dtype",
         max_features=1.0,
