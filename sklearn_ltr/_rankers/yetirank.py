@@ -37,16 +37,14 @@ class YetiRankRanker(BaseGBRanker):
     leaf-wise trees with this loss, and fit faster. With categorical
     features or monotonic or interaction constraints, which symmetric trees
     do not take, or a ``max_leaf_nodes`` other than 31, ``'auto'`` grows
-    leaf-wise trees; ``grow_policy_`` says which shape was grown, and
-    ``grow_policy='lossguide'`` gives the leaf-wise trees of earlier
-    releases.
+    leaf-wise trees; ``grow_policy_`` says which shape was grown.
 
     ``l2_regularization`` is 1 by default, where the other rankers and
     CatBoost's YetiRank (``l2_leaf_reg=1e-20`` for this loss) have no
     penalty: on the benchmark data it keeps symmetric trees from
     overfitting when many are grown, and changes early-stopped models
-    little. ``l2_regularization=0`` gives the models of earlier
-    releases.""",
+    little. ``grow_policy='lossguide', l2_regularization=0`` gives the
+    models of earlier releases.""",
         """
     permutations : int, default=10
         Number of noisy rankings drawn per query and iteration (CatBoost's
