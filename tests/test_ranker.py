@@ -14,7 +14,7 @@ from _threads import assert_fit_ran_in_parallel, needs_two_threads, parallel_ker
 from scipy import sparse
 
 from conftest import fit_labels
-from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, load_model
+from sklearn_ltr import CalibratedRanker, LambdaMARTRanker, YetiRankRanker, load_model
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score
 
@@ -287,8 +287,24 @@ def test_feature_importances(ranker_class, data):
     gains = np.zeros(X.shape[1])
     for tree in ranker._booster.trees:
         for node in tree[tree["is_leaf"] == 0]:
-            gains[node["feature_idx"]] += node["gain"]
+            gains[node["feature_idx"]] += max(node["gain"], 0.0)
     np.testing.assert_allclose(importances, gains / gains.sum())
+
+
+def test_negative_node_gains_of_symmetric_trees_add_nothing(graded_data):
+    # With an L2 penalty, a node of a symmetric tree can have a negative gain
+    # of its own (the level's split is chosen by the summed gain); LightGBM
+    # counts only positive gains, so importances stay non-negative.
+    X, y, qid = graded_data
+    ranker = YetiRankRanker(n_estimators=10, grow_policy="symmetric", max_depth=6,
+                            min_samples_leaf=1, l2_regularization=5.0, early_stopping=False,
+                            random_state=0).fit(X, y, qid=qid)
+    splits = np.concatenate([t[t["is_leaf"] == 0] for t in ranker._booster.trees])
+    assert (splits["gain"] < 0).any()
+    positive = np.bincount(splits["feature_idx"], weights=np.maximum(splits["gain"], 0.0),
+                           minlength=X.shape[1])
+    np.testing.assert_allclose(ranker.feature_importances_, positive / positive.sum())
+    assert (ranker.feature_importances_ >= 0).all()
 
 
 def test_verbose_prints_one_line_per_iteration(ranker_class, data, capsys):

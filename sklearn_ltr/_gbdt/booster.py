@@ -113,12 +113,17 @@ class Booster:
             yield out.copy()
 
     def feature_importances(self, importance_type="gain"):
-        """Total split gain ("gain") or number of splits ("split") per
-        feature, normalised to sum to one."""
+        """Total positive split gain ("gain") or number of splits ("split")
+        per feature, normalised to sum to one.
+
+        A split of a symmetric tree is chosen for its level's summed gain,
+        so with an L2 penalty one node's own gain may be negative; as in
+        LightGBM, such a gain adds nothing (importances stay non-negative).
+        """
         importances = np.zeros(self.n_features)
         for tree in self.trees:
             splits = tree[tree["is_leaf"] == 0]
-            weights = splits["gain"] if importance_type == "gain" else 1.0
+            weights = np.maximum(splits["gain"], 0.0) if importance_type == "gain" else 1.0
             np.add.at(importances, splits["feature_idx"], weights)
         total = importances.sum()
         return importances / total if total > 0 else importances

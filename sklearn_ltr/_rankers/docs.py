@@ -142,7 +142,9 @@ default=None
         What ``feature_importances_`` adds up for each feature: the gain of
         the splits on it ("gain") or their number ("split"), LightGBM's names.
         Both are normalised to sum to one (LightGBM's are not, and its
-        default is "split").
+        default is "split"). A node of a symmetric tree may have a negative
+        gain of its own when ``l2_regularization > 0`` (its level's split is
+        chosen by the level's summed gain); that gain counts as 0.
     verbose : int, default=0
         Progress of the fit: first whether early stopping is on and why
         (``"auto"`` turns it on above 10,000 rows) and how many queries are

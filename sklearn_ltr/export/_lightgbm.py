@@ -201,7 +201,11 @@ def _node_json(tree, code, names_used, thresholds):
             "leaf_weight": 0,
             "leaf_count": int(tree.leaf_count[leaf]),
         }
-    names_used.append(int(tree.split_feature[code]))
+    # LightGBM's split-count importance counts only splits of positive
+    # gain; a node of a symmetric tree with an L2 penalty may have a
+    # negative gain of its own (its level's split is chosen by summed gain).
+    if tree.split_gain[code] > 0:
+        names_used.append(int(tree.split_feature[code]))
     if tree.is_categorical[code]:
         # LightGBM's dump: the bitset's values, "||"-separated, in a string.
         categories = tree.categories[int(tree.threshold[code])]
