@@ -7,8 +7,8 @@ import numpy as np
 SCORE_GAP_EPS = float(np.float32(0.01))
 
 
-def debiased_lambdas_by_pair(y, scores, position, offsets, t_plus, t_minus, *, sigma=1.0, truncation=30,
-               normalize=True, weights=None):
+def debiased_lambdas_by_pair(y, scores, position, offsets, t_plus, t_minus, *, sigma=1.0,
+                             truncation=30, normalize=True, weights=None):
     """Gradients, hessians and costs by position, one pair at a time.
 
     Ranks by score (stable, descending); every pair of ranks (i, j > i) with

@@ -131,7 +131,8 @@ def test_an_iteration_reestimates_the_biases_from_its_own_costs():
     assert_array_equal(objective.t_plus, 1.0)
     objective.gradient_hessian(scores, grad, hess)
     costs = objective.iteration_statistics()
-    _, _, expected = debiased_lambdas_by_pair(y, scores, position, offsets, objective.t_plus, objective.t_minus)
+    _, _, expected = debiased_lambdas_by_pair(y, scores, position, offsets, objective.t_plus,
+                                              objective.t_minus)
     assert_allclose(costs, expected, rtol=1e-12)
     objective.end_iteration(costs)
     assert_allclose(objective.t_plus, (costs[0] / costs[0, 0]) ** (1 / 1.5))

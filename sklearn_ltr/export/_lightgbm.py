@@ -192,7 +192,7 @@ def model_text(ensemble):
 _JSON_INFINITY = 1e300
 
 
-def _node_json(tree, code, names_used, thresholds):
+def _node_json(tree, code, counted_features, thresholds):
     if code < 0:
         leaf = ~code
         return {
@@ -205,7 +205,7 @@ def _node_json(tree, code, names_used, thresholds):
     # gain; a node of a symmetric tree with an L2 penalty may have a
     # negative gain of its own (its level's split is chosen by summed gain).
     if tree.split_gain[code] > 0:
-        names_used.append(int(tree.split_feature[code]))
+        counted_features.append(int(tree.split_feature[code]))
     if tree.is_categorical[code]:
         # LightGBM's dump: the bitset's values, "||"-separated, in a string.
         categories = tree.categories[int(tree.threshold[code])]
@@ -223,8 +223,8 @@ def _node_json(tree, code, names_used, thresholds):
         "internal_value": float(tree.internal_value[code]),
         "internal_weight": 0,
         "internal_count": int(tree.internal_count[code]),
-        "left_child": _node_json(tree, int(tree.left_child[code]), names_used, thresholds),
-        "right_child": _node_json(tree, int(tree.right_child[code]), names_used, thresholds),
+        "left_child": _node_json(tree, int(tree.left_child[code]), counted_features, thresholds),
+        "right_child": _node_json(tree, int(tree.right_child[code]), counted_features, thresholds),
     }
 
 
@@ -240,7 +240,7 @@ def dump_model(ensemble, comparison="<="):
             f"comparison must be '<' (Vespa's rule) or '<=' (LightGBM's); got {comparison!r}."
         )
     names = _feature_names(ensemble)
-    used = []
+    counted = []
     tree_info = []
     for t, tree in enumerate(_lightgbm_trees(ensemble)):
         thresholds = tree.threshold
@@ -250,7 +250,7 @@ def dump_model(ensemble, comparison="<="):
         if tree.n_leaves == 1:
             structure = {"leaf_value": float(tree.leaf_value[0])}
         else:
-            structure = _node_json(tree, 0, used, thresholds)
+            structure = _node_json(tree, 0, counted, thresholds)
         tree_info.append({
             "tree_index": t,
             "num_leaves": tree.n_leaves,
@@ -258,7 +258,7 @@ def dump_model(ensemble, comparison="<="):
             "shrinkage": 1,
             "tree_structure": structure,
         })
-    split_counts = np.bincount(np.asarray(used, dtype=np.int64), minlength=ensemble.n_features)
+    split_counts = np.bincount(np.asarray(counted, dtype=np.int64), minlength=ensemble.n_features)
     order = np.argsort(-split_counts, kind="stable")
     return {
         "name": "tree",
