@@ -558,17 +558,17 @@ SHAPE_PAIRS = (("LambdaMART", "LambdaMART symmetric"),
                (OURS_YETI_LEAFWISE, OURS_YETI))
 
 
-def _difference_table(results, pairs, header, note):
-    """Second minus first row of each pair in ``pairs``, paired per dataset,
-    at all trees / early-stopped; rows named by the second row."""
-    pairs = [(a, b) for a, b in pairs if a in RANKERS and b in RANKERS]
-    if not pairs:
+def _difference_table(results, rows, header, note):
+    """For each ``(name, first, second)`` of ``rows``: row ``second`` minus
+    row ``first``, paired per dataset, at all trees / early-stopped."""
+    rows = [(name, a, b) for name, a, b in rows if a in RANKERS and b in RANKERS]
+    if not rows:
         return []
     datasets = list(results)
     lines = [header, "", note, "",
              "| ranker | " + " | ".join(results[d]["_label"] for d in datasets) + " |",
              "|---|" + "---|" * len(datasets)]
-    for first, second in pairs:
+    for name, first, second in rows:
         cells = []
         for d in datasets:
             if not (_ok(results, d, first) and _ok(results, d, second)):
@@ -580,7 +580,6 @@ def _difference_table(results, pairs, header, note):
                 mark = "**" if p < 0.05 else ""
                 parts.append(f"{mark}{diff:+.4f}{mark} ({fmt_p(p)})")
             cells.append(" / ".join(parts))
-        name = second.replace(" symmetric", "")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -588,7 +587,9 @@ def _difference_table(results, pairs, header, note):
 def _shape_table(results, trees):
     """Symmetric minus leaf-wise trees of each ranker, paired per dataset."""
     return _difference_table(
-        results, SHAPE_PAIRS, "## Symmetric against leaf-wise trees, per ranker",
+        results, [(symmetric.replace(" symmetric", ""), leafwise, symmetric)
+                  for leafwise, symmetric in SHAPE_PAIRS],
+        "## Symmetric against leaf-wise trees, per ranker",
         "Test NDCG@10 of the ranker with symmetric depth-6 trees minus the same ranker with "
         f"{SHARED['leaves']}-leaf leaf-wise trees, paired over the test queries (t-test p; "
         f"bold: p < 0.05); {trees} trees / early-stopped.")
@@ -597,7 +598,7 @@ def _shape_table(results, trees):
 def _l2_table(results, trees):
     """YetiRankRanker's defaults minus the same without their L2 penalty."""
     return _difference_table(
-        results, ((OURS_YETI_NO_L2, OURS_YETI),), "## YetiRankRanker's L2 penalty",
+        results, [(OURS_YETI, OURS_YETI_NO_L2, OURS_YETI)], "## YetiRankRanker's L2 penalty",
         f"Test NDCG@10 of {OURS_YETI} (defaults: l2_regularization=1) minus {OURS_YETI_NO_L2}, "
         f"paired over the test queries (t-test p; bold: p < 0.05); {trees} trees / "
         "early-stopped.")
