@@ -22,16 +22,29 @@ def test_argsort_descending_is_numpys_stable_sort_of_the_negated_values(seed):
     np.testing.assert_array_equal(argsort_descending(values), expected)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 16, 17, 100, 120, 255, 1000])
-def test_sort_in_place_is_numpys_sort(n):
+# Sizes around the blocks of eight and the merges of equal and unequal runs.
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 15, 16, 17, 24, 32, 33, 63, 64, 65, 100, 120,
+                               255, 1000])
+@pytest.mark.parametrize("distinct", [True, False])
+def test_sort_in_place_is_numpys_sort(n, distinct):
     rng = np.random.default_rng(n)
-    # Duplicates and the int64 extremes included.
-    keys = rng.integers(-(2**62), 2**62, n) if n < 100 else rng.integers(-50, 50, n)
+    # Distinct keys, or many duplicates; the int64 extremes included.
+    keys = rng.integers(-(2**62), 2**62, n) if distinct else rng.integers(-3, 3, n)
     if n > 2:
         keys[0], keys[-1] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     expected = np.sort(keys)
     sort_in_place(keys, np.empty(n, dtype=np.int64))
     np.testing.assert_array_equal(keys, expected)
+
+
+def test_sort_in_place_sorts_every_block_of_eight_zeros_and_ones():
+    # A comparison network that sorts every 0/1 input sorts every input
+    # (Knuth's zero-one principle): this checks the blocks' network fully.
+    for bits in range(256):
+        keys = np.array([(bits >> i) & 1 for i in range(8)], dtype=np.int64)
+        expected = np.sort(keys)
+        sort_in_place(keys, np.empty(8, dtype=np.int64))
+        np.testing.assert_array_equal(keys, expected, err_msg=f"input bits {bits:08b}")
 
 
 @pytest.mark.parametrize("cls", RANKERS, ids=RANKER_IDS)

@@ -78,8 +78,8 @@ def _neighbour_pairs(order, labels, decay, winners, losers, weights):
 
 @njit(cache=True, error_model="numpy")
 def _yetirank_one_query(
-    scores, labels, uniforms, decay, weights, has_weights, exp_scores, keys, order, spare,
-    winners, losers, pair_weights, grad, hess, grad_out, hess_out,
+    scores, labels, uniforms, first_draw, decay, weights, has_weights, exp_scores, keys, order,
+    spare, winners, losers, pair_weights, grad, hess, grad_out, hess_out,
 ):
     """Gradients and hessians of one query, summed over its permutations.
 
@@ -87,9 +87,13 @@ def _yetirank_one_query(
     ----------
     scores, labels : ndarray of shape (n,), dtype float64
         Raw scores and labels of the query's documents, ``n >= 2``.
-    uniforms : ndarray of shape (n_permutations, n), dtype float64
+    uniforms : ndarray of shape (n_permutations, n_draws), dtype float64
         Draws ``u`` in [0, 1) of the logistic noise ``log(u / (1 - u))``
-        added to the scores, one row per permutation.
+        added to the scores, one row per permutation; the query's are the
+        columns ``first_draw:first_draw + n``. (Sliced here, row by row, so
+        that each slice is contiguous: numba compiles the sort's loads from
+        a contiguous array without a stride multiplication.)
+    first_draw : int
     decay : float
     weights : ndarray of shape (n,)
         Sample weights, read only if ``has_weights``.
@@ -100,6 +104,8 @@ def _yetirank_one_query(
         Scratch space.
     grad_out, hess_out : ndarray of shape (n,), dtype float32
         Outputs (slices of the booster's buffers).
+
+    All the 1-d arrays are contiguous.
     """
     n = scores.shape[0]
     n_permutations = uniforms.shape[0]
@@ -107,7 +113,7 @@ def _yetirank_one_query(
     grad[:] = 0.0
     hess[:] = 0.0
     for k in range(n_permutations):
-        _noisy_order(exp_scores, uniforms[k], keys, spare, order)
+        _noisy_order(exp_scores, uniforms[k, first_draw:first_draw + n], keys, spare, order)
         _neighbour_pairs(order, labels, decay, winners, losers, pair_weights)
         for j in range(n - 1):
             # Pairs of equal labels have w = 0 and add zeros: cheaper than a
@@ -163,13 +169,15 @@ def _yetirank_gradient_hessian(
             grad_out[start:end] = 0.0
             hess_out[start:end] = 0.0
             continue
-        f = float_scratch[:, start:end]
-        i = int_scratch[:, start:end]
+        # Each scratch row sliced at once (not a 2-d slice, then its rows):
+        # the rows stay contiguous arrays for numba.
         _yetirank_one_query(
-            raw_scores[start:end], labels[start:end], uniforms[:, start:end], decay,
+            raw_scores[start:end], labels[start:end], uniforms, start, decay,
             sample_weight[start:end] if has_weights else sample_weight, has_weights,
-            f[0], i[0], i[1], i[2], i[3], i[4], f[1], f[2], f[3],
-            grad_out[start:end], hess_out[start:end],
+            float_scratch[0, start:end], int_scratch[0, start:end], int_scratch[1, start:end],
+            int_scratch[2, start:end], int_scratch[3, start:end], int_scratch[4, start:end],
+            float_scratch[1, start:end], float_scratch[2, start:end],
+            float_scratch[3, start:end], grad_out[start:end], hess_out[start:end],
         )
 
 
