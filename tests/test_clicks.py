@@ -367,7 +367,7 @@ def python_blocks(path):
 
 def test_the_page_runs_and_its_claims_hold():
     blocks = python_blocks(PAGE)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     ns = {}
     exec(compile(blocks[0], PAGE, "exec"), ns)
     X, y, qid, log = ns["X"], ns["y"], ns["qid"], ns["log"]
@@ -407,3 +407,11 @@ def test_the_page_runs_and_its_claims_hold():
     ipw = ns["ranker"]
     assert ipw.n_iter_ == 30 and not hasattr(ipw, "position_bias_")
     assert ipw.predict(X_test).shape == y_test.shape
+
+    # "LightGBM's method": offsets per position, highest at the top (where
+    # documents are clicked more than their scores explain).
+    exec(compile(blocks[4], PAGE, "exec"), ns)
+    additive = ns["ranker"]
+    offset = additive.position_offset_
+    assert offset.shape == (10,) and offset[0] == offset.max() and offset[0] > offset[-1]
+    assert not hasattr(additive, "position_bias_")

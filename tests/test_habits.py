@@ -133,7 +133,6 @@ def test_the_issue_example_word_for_word():
         (dict(metric="MAP@5"), dict(scoring="map@5")),
         (dict(sigmoid=2.0), dict(sigma=2.0)),
         (dict(lambdarank_truncation_level=10), dict(truncation_level=10)),
-        (dict(lambdarank_bias_norm=2.0), dict(position_bias_norm=2.0)),
         (dict(lambdarank_pair_method="mean"), dict(pair_method="mean")),
         (dict(lambdarank_num_pair_per_sample=8), dict(truncation_level=8)),
         (dict(lambdarank_normalization=False), dict(normalize_lambdas=False)),
@@ -168,7 +167,6 @@ def test_the_suggested_call_works(kwargs, fix, data):
         ("min_split_gain", "no minimum split gain"),
         ("colsample_bynode", "max_features draws per tree"),
         ("boosting_type", "only gradient boosting"),
-        ("lambdarank_position_bias_regularization", "estimates position propensities"),
     ],
 )
 def test_names_without_an_equivalent_say_so(name, message):
@@ -481,6 +479,25 @@ def test_dask_rankers_name_themselves_and_their_dask_equivalents(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DaskLambdaMARTRanker(**SMALL).fit(X, y, qid=qid)  # in memory: the local fit
+
+
+@pytest.mark.parametrize("name, ours, method", [
+    ("lambdarank_position_bias_regularization", "position_bias_regularization", "additive"),
+    ("lambdarank_bias_norm", "position_bias_norm", "unbiased_lambdamart"),
+])
+def test_position_bias_parameters_name_the_method_that_reads_them(name, ours, method, data):
+    with pytest.raises(TypeError) as info:
+        LambdaMARTRanker(**{name: 2.0})
+    message = str(info.value)
+    assert f"position_debiasing='{method}'" in message
+    assert message.endswith(f"LambdaMARTRanker({ours}=2.0).")
+    X, y, qid = data
+    position = np.arange(y.shape[0]) % 10 + 1
+    # With the method named, the suggested value fits; without it, it is refused.
+    LambdaMARTRanker(**SMALL, position_debiasing=method, **{ours: 2.0}).fit(
+        X, y, qid=qid, position=position)
+    with pytest.raises(ValueError, match=f"read by position_debiasing='{method}' only"):
+        LambdaMARTRanker(**SMALL, **{ours: 2.0}).fit(X, y, qid=qid, position=position)
 
 
 def test_xgboost_unbiased_lambdarank_names_the_option_and_the_positions():

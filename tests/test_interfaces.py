@@ -46,7 +46,8 @@ UNIT_LABELS = {"sigmoid", "softmax", "sigmoid+softmax", "rcr"}
 # Parameters an objective needs beyond labels and offsets.
 REQUIRED = {"lambdarank_unbiased": dict(position=POSITIONS),
             "lambdarank_ipw": dict(position=POSITIONS,
-                                   propensity=1.0 / np.arange(1, max(SIZES) + 1))}
+                                   propensity=1.0 / np.arange(1, max(SIZES) + 1)),
+            "lambdarank_additive": dict(position=POSITIONS, learning_rate=0.1)}
 # Each registered objective with its defaults, plus the variants that change
 # what its hessians are.
 CASES = [(name, {}) for name in OBJECTIVES] + [
@@ -63,7 +64,7 @@ CASE_IDS = [name + "".join(f"-{k}" for k in params) for name, params in CASES]
 def _make(name, params=None):
     params = dict(params or {})
     y = LABELS / 4.0 if name in UNIT_LABELS else LABELS
-    if name in ("lambdarank_unbiased", "lambdarank_ipw"):
+    if name in ("lambdarank_unbiased", "lambdarank_ipw", "lambdarank_additive"):
         y = (LABELS > 2).astype(float)  # clicks
     weight = params.pop("sample_weight", None)
     return OBJECTIVES[name](y, OFFSETS, weight, **REQUIRED.get(name, {}), **params)

@@ -23,7 +23,7 @@ from sklearn_ltr._objectives import OBJECTIVES
 # hence zero-sum gradients and invariance to a per-query shift. The sigmoid
 # (pointwise) and calibrated mixtures depend on absolute scores.
 RANKING = ["lambdarank", "lambdarank_multi", "lambdarank_pairwise", "lambdarank_unbiased",
-           "lambdarank_ipw", "xendcg", "listnet", "softmax", "yetirank"]
+           "lambdarank_ipw", "lambdarank_additive", "xendcg", "listnet", "softmax", "yetirank"]
 CALIBRATED = ["sigmoid", "sigmoid+softmax", "rcr"]
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -71,6 +71,12 @@ def _objective(name, y, offsets):
         position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
         params = dict(position=position, propensity=np.arange(1.0, 9.0) ** -1.5,
                       propensity_clip=0.05)
+    elif name == "lambdarank_additive":
+        # Offsets other than 0, so that the lambdas are really taken at
+        # shifted scores.
+        position = np.concatenate([np.arange(1, size + 1) for size in np.diff(offsets)])
+        params = dict(position=position, learning_rate=0.1,
+                      initial_position_offset=np.linspace(0.5, -0.5, 8))
     return OBJECTIVES[name](y, offsets, **params)
 
 

@@ -19,6 +19,7 @@ _REGISTRY = {
     "lambdarank_pairwise": ("pairwise", "PairwiseLambdaRankObjective"),
     "lambdarank_unbiased": ("unbiased_lambdarank", "UnbiasedLambdaRankObjective"),
     "lambdarank_ipw": ("unbiased_lambdarank", "IPWLambdaRankObjective"),
+    "lambdarank_additive": ("additive_position", "AdditivePositionLambdaRankObjective"),
     "xendcg": ("xendcg", "XENDCGObjective"),
     "listnet": ("listnet", "ListNetObjective"),
     "sigmoid": ("rcr", "SigmoidCEObjective"),
@@ -62,6 +63,7 @@ def __getattr__(name):
 
 __all__ = [
     "OBJECTIVES",
+    "AdditivePositionLambdaRankObjective",
     "BaseObjective",
     "IPWLambdaRankObjective",
     "LambdaRankMultiObjective",

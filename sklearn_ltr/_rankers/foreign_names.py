@@ -197,7 +197,9 @@ FOREIGN_NAMES = {
         _XGB, "position_debiasing", "with fit(..., position=displayed_rank): positions are "
         "given, not read from the order of the rows within a query"
     ),
-    "lambdarank_bias_norm": Habit(_XGB, "position_bias_norm"),
+    "lambdarank_bias_norm": Habit(
+        _XGB, "position_bias_norm", "read with position_debiasing='unbiased_lambdamart'"
+    ),
     "lambdarank_pair_method": Habit(_XGB, "pair_method", "'topk', 'mean', or 'all' for every pair"),
     "lambdarank_num_pair_per_sample": Habit(
         _XGB, "truncation_level", "with pair_method='topk', XGBoost's default; with "
@@ -212,9 +214,9 @@ FOREIGN_NAMES = {
         "lambdarank_normalization"
     ),
     "lambdarank_position_bias_regularization": Habit(
-        _LGB, None, "LightGBM fits an additive score bias per position; here "
-        "position_debiasing='unbiased_lambdamart' with fit(..., position=...) estimates "
-        "position propensities instead (Hu et al., WWW 2019)"
+        _LGB, "position_bias_regularization", "read with LightGBM's method of learning an "
+        "additive score offset per position, position_debiasing='additive', and fit(..., "
+        "position=...)"
     ),
     # The same name, but LambdaMARTRanker's only: the others get a pointer.
     "label_gain": Habit(_LGB, "label_gain"),

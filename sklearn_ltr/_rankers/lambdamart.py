@@ -29,6 +29,7 @@ _DEFAULT_SCHEDULE_ETA = {"exponential": 100.0, "exponential_noncumulative": 100.
 # LambdaMARTRanker's truncation_level by default; any other value only makes
 # sense with pair_method="topk".
 _DEFAULT_TRUNCATION_LEVEL = 30
+_DEFAULT_POSITION_BIAS_NORM = 1.0
 
 __all__ = ["LambdaMARTRanker"]
 
@@ -84,6 +85,11 @@ class LambdaMARTRanker(BaseGBRanker):
     "Learning from Logged Implicit Exploration Data" (NeurIPS 2010). The
     formulas are in the docstring of
     ``sklearn_ltr._objectives.unbiased_lambdarank.IPWLambdaRankObjective``.
+    ``position_debiasing="additive"`` is LightGBM's method (its
+    ``lambdarank`` with ``Dataset(position=...)``, LightGBM 4.1+): an
+    offset per position is added to the scores the lambdas are computed
+    at, and learned with the trees (docstring of
+    ``sklearn_ltr._objectives.additive_position.AdditivePositionLambdaRankObjective``).
 
     ``target_metric`` and ``pair_method`` give XGBoost's other pairwise
     objectives: ``target_metric=None`` weighs every pair by 1 (RankNet,
@@ -184,20 +190,26 @@ class LambdaMARTRanker(BaseGBRanker):
         its lambdas times ``learning_rate`` (divided by ``n + l2`` rather
         than ``n`` with ``l2_regularization``), splits minimise the squared
         error of MART, and ``min_hessian_to_split`` counts rows.
-    position_debiasing : {"unbiased_lambdamart", "ipw"} or None, default=None
+    position_debiasing : {"unbiased_lambdamart", "ipw", "additive"} or None, \
+            default=None
         Learn from clicks collected under position bias, given ``fit(...,
         position=...)``. "unbiased_lambdamart": estimate the position
         biases jointly with the trees (Hu et al., WWW 2019). "ipw": weight
         each pair by the inverse of the given examination ``propensity``
         of the position at which its clicked (more relevant) document was
-        shown (inverse propensity weighting; needs ``propensity``). None,
+        shown (inverse propensity weighting; needs ``propensity``).
+        "additive": learn a score offset per position, added to the
+        scores while training only (LightGBM's ``Dataset(position=...)``;
+        the same trees as LightGBM given the same parameters). None,
         or no ``position`` in ``fit``, is plain LambdaMART. Cannot be
         combined with the multiple-objective options.
     position_bias_norm : float, default=1.0
         ``p`` of the ``L_p`` regularisation of the position biases (Hu et
         al., eqs. 30-31): each bias is a ratio of pair losses raised to
         ``1 / (p + 1)``; larger ``p`` pulls the biases towards 1, ``p = 0``
-        does not regularise. XGBoost's ``lambdarank_bias_norm``.
+        does not regularise. XGBoost's ``lambdarank_bias_norm``. Read by
+        ``position_debiasing="unbiased_lambdamart"`` only (another value
+        with another ``position_debiasing`` raises).
     propensity : array-like of shape (n_positions,) or None, default=None
         With ``position_debiasing="ipw"`` (and only then, where it is
         required): the probability that a user examines displayed
@@ -216,7 +228,13 @@ class LambdaMARTRanker(BaseGBRanker):
         ``1 / r`` of the top 100 positions; ``propensity_clip=1`` makes
         every weight 1 (plain LambdaMART). Read by
         ``position_debiasing="ipw"`` only (another value with another
-        ``position_debiasing`` raises).""",
+        ``position_debiasing`` raises).
+    position_bias_regularization : float, default=0.0
+        With ``position_debiasing="additive"`` (another value with another
+        ``position_debiasing`` raises): an L2 penalty on the position
+        offsets, times the number of rows shown at each position; larger
+        values keep the offsets nearer 0. LightGBM's
+        ``lambdarank_position_bias_regularization``.""",
         "LambdaMARTRanker",
         attributes="""
     position_bias_ : ndarray of shape (n_positions,)
@@ -231,7 +249,14 @@ class LambdaMARTRanker(BaseGBRanker):
         to estimate it from. These are the biases after the last tree grown
         (early stopping may keep fewer trees).
     position_bias_unclicked_ : ndarray of shape (n_positions,)
-        The same for unclicked (less relevant) documents, ``t-``.""",
+        The same for unclicked (less relevant) documents, ``t-``.
+    position_offset_ : ndarray of shape (n_positions,)
+        With ``position_debiasing="additive"`` (instead of the two above):
+        the score offset learned for positions 1, 2, ..., ``n_positions``
+        (the largest ``position`` of ``fit``), 0 for a position with no
+        row. Higher means more clicks than the scores explain: a position
+        users look at more. Offsets after the last tree grown; they are
+        not part of ``predict``.""",
     )
 
     _parameter_constraints = {
@@ -249,7 +274,8 @@ class LambdaMARTRanker(BaseGBRanker):
         "sigmoid_mu": [Interval(Real, None, None, closed="neither")],
         "sigmoid_truncation": [Interval(Integral, 1, None, closed="left"), None],
         "leaf_estimation": [StrOptions({"newton", "gradient"})],
-        "position_debiasing": [StrOptions({"unbiased_lambdamart", "ipw"}), None],
+        "position_debiasing": [StrOptions({"unbiased_lambdamart", "ipw", "additive"}), None],
+        "position_bias_regularization": [Interval(Real, 0, None, closed="left")],
         "position_bias_norm": [Interval(Real, 0, None, closed="left")],
         "propensity": ["array-like", None],
         "propensity_clip": [Interval(Real, 0, 1, closed="right")],
@@ -281,9 +307,10 @@ class LambdaMARTRanker(BaseGBRanker):
         sigmoid_truncation=None,
         leaf_estimation="newton",
         position_debiasing=None,
-        position_bias_norm=1.0,
+        position_bias_norm=_DEFAULT_POSITION_BIAS_NORM,
         propensity=None,
         propensity_clip=DEFAULT_PROPENSITY_CLIP,
+        position_bias_regularization=0.0,
         n_estimators=100,
         learning_rate=0.1,
         max_leaf_nodes=31,
@@ -355,6 +382,7 @@ class LambdaMARTRanker(BaseGBRanker):
         self.position_bias_norm = position_bias_norm
         self.propensity = propensity
         self.propensity_clip = propensity_clip
+        self.position_bias_regularization = position_bias_regularization
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
@@ -439,6 +467,22 @@ class LambdaMARTRanker(BaseGBRanker):
             )
         else:
             check_propensity(self.propensity, self.propensity_clip)
+        if (self.position_debiasing != "unbiased_lambdamart"
+                and self.position_bias_norm != _DEFAULT_POSITION_BIAS_NORM):
+            raise ValueError(
+                f"position_bias_norm={self.position_bias_norm} is read by "
+                "position_debiasing='unbiased_lambdamart' only; with position_debiasing="
+                f"{self.position_debiasing!r} it would be ignored. Set "
+                "position_debiasing='unbiased_lambdamart', or leave position_bias_norm at "
+                f"{_DEFAULT_POSITION_BIAS_NORM}."
+            )
+        if self.position_debiasing != "additive" and self.position_bias_regularization != 0:
+            raise ValueError(
+                f"position_bias_regularization={self.position_bias_regularization} is read by "
+                "position_debiasing='additive' only; with position_debiasing="
+                f"{self.position_debiasing!r} it would be ignored. Set "
+                "position_debiasing='additive', or position_bias_regularization=0."
+            )
         if self.position_debiasing is not None:
             if not self._is_plain():
                 raise ValueError(
@@ -550,16 +594,18 @@ class LambdaMARTRanker(BaseGBRanker):
         return self.position_debiasing is not None and position is not None
 
     def _objective_state(self, warm):
-        # A warm start continues the estimate of the position biases; "ipw"
-        # estimates nothing.
+        # A warm start continues the estimate of the position biases or
+        # offsets; "ipw" estimates nothing.
         if (warm and self.position_debiasing == "unbiased_lambdamart"
                 and hasattr(self, "position_bias_")):
             return {"initial_position_bias": (self.position_bias_,
                                               self.position_bias_unclicked_)}
+        if warm and self.position_debiasing == "additive" and hasattr(self, "position_offset_"):
+            return {"initial_position_offset": self.position_offset_}
         return {}
 
     def _make_objective(self, y, offsets, sample_weight, y_secondary=None, position=None,
-                        initial_position_bias=None):
+                        initial_position_bias=None, initial_position_offset=None):
         # Secondary labels and positions are checked whenever given, but only
         # lambda(C) and the debiasing read them; the plain objective never
         # sees them.
@@ -567,6 +613,13 @@ class LambdaMARTRanker(BaseGBRanker):
             return OBJECTIVES["lambdarank_ipw"](
                 y, offsets, sample_weight, **self._objective_params(), position=position,
                 propensity=self.propensity, propensity_clip=self.propensity_clip,
+            )
+        if self._debiases(position) and self.position_debiasing == "additive":
+            return OBJECTIVES["lambdarank_additive"](
+                y, offsets, sample_weight, **self._objective_params(), position=position,
+                learning_rate=self.learning_rate,
+                position_bias_regularization=self.position_bias_regularization,
+                initial_position_offset=initial_position_offset,
             )
         if self._debiases(position):
             return OBJECTIVES["lambdarank_unbiased"](

@@ -27,7 +27,7 @@ __all__ = [
     "CATEGORICAL_VERSION",
     "FORMAT_NAME",
     "JSON_MEMBER",
-    "POSITION_BIAS_ATTRIBUTES",
+    "OBJECTIVE_ATTRIBUTES",
     "array_dtypes",
     "check_node_dtype",
     "json_param",
@@ -79,8 +79,12 @@ _CATEGORICAL_ARRAYS = {
 }
 # Arrays of more than one dimension: the shape after the first axis.
 INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
-# Fitted by the unbiased LambdaMART objective; absent from other models.
-POSITION_BIAS_ATTRIBUTES = ("position_bias_", "position_bias_unclicked_")
+# The estimator attributes an objective learns (lists of numbers in the
+# file), by objective name; absent from the models of other objectives.
+OBJECTIVE_ATTRIBUTES = {
+    "lambdarank_unbiased": ("position_bias_", "position_bias_unclicked_"),
+    "lambdarank_additive": ("position_offset_",),
+}
 # Fixed timestamp of zip members: saving the same model twice gives the same bytes.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -220,7 +224,7 @@ def ranker_content(estimator, classes):
     for attr in ("platt_coef_", "platt_intercept_"):
         if hasattr(estimator, attr):
             fitted[attr] = _float_to_json(getattr(estimator, attr))
-    for attr in POSITION_BIAS_ATTRIBUTES:
+    for attr in OBJECTIVE_ATTRIBUTES.get(estimator.objective_, ()):
         if hasattr(estimator, attr):
             fitted[attr] = [_float_to_json(v) for v in getattr(estimator, attr)]
 

@@ -20,7 +20,7 @@ from .._rankers.model_file import (
     CATEGORICAL_VERSION,
     INNER_SHAPES,
     NODE_FIELDS,
-    POSITION_BIAS_ATTRIBUTES,
+    OBJECTIVE_ATTRIBUTES,
     array_dtypes,
 )
 from .._rankers.registry import model_classes
@@ -396,30 +396,34 @@ def build_ranker(document, a):
         estimator.platt_intercept_ = _float_from_json(fitted["platt_intercept_"], "platt_intercept_")
     elif name == "CalibratedRanker" and estimator.calibration == "platt":
         raise ModelFileError("a CalibratedRanker with calibration='platt' needs platt_coef_")
-    estimator._set_objective_attributes(_position_biases(fitted, objective_name))
+    estimator._set_objective_attributes(_objective_attributes(fitted, objective_name))
     return estimator
 
 
-def _position_biases(fitted, objective_name):
-    """The position biases in ``fitted`` (name -> array), which exist
-    exactly for models of the unbiased LambdaMART objective."""
-    present = [attr in fitted for attr in POSITION_BIAS_ATTRIBUTES]
-    if present != [objective_name == "lambdarank_unbiased"] * len(present):
-        raise ModelFileError(
-            "position_bias_ and position_bias_unclicked_ belong together, to models of the "
-            "lambdarank_unbiased objective"
-        )
-    biases = {}
-    for attr in POSITION_BIAS_ATTRIBUTES:
-        if attr not in fitted:
-            continue
+def _objective_attributes(fitted, objective_name):
+    """The attributes its objective learned (name -> array): in ``fitted``
+    exactly for the objectives of ``OBJECTIVE_ATTRIBUTES``, all of them."""
+    expected = OBJECTIVE_ATTRIBUTES.get(objective_name, ())
+    for owner, names in OBJECTIVE_ATTRIBUTES.items():
+        present = [name in fitted for name in names]
+        if present != [owner == objective_name] * len(names):
+            raise ModelFileError(
+                f"{' and '.join(names)} belong{'s' if len(names) == 1 else ''} to models of "
+                f"the {owner} objective, and {'are' if len(names) > 1 else 'is'} part of "
+                "every such model"
+            )
+    learned = {}
+    for attr in expected:
         values = fitted[attr]
         if not isinstance(values, list) or not values:
             raise ModelFileError(f"fitted.{attr} must be a non-empty list of numbers")
         array = np.array([_float_from_json(v, f"fitted.{attr}") for v in values])
-        if not np.all(np.isfinite(array)) or np.any(array < 0):
+        if not np.all(np.isfinite(array)):
+            raise ModelFileError(f"fitted.{attr} must hold finite numbers")
+        # Biases are ratios of losses; offsets are scores, of any sign.
+        if attr.startswith("position_bias") and np.any(array < 0):
             raise ModelFileError(f"fitted.{attr} must hold finite non-negative numbers")
-        biases[attr] = array
-    if biases and biases["position_bias_"].shape != biases["position_bias_unclicked_"].shape:
-        raise ModelFileError("position_bias_ and position_bias_unclicked_ differ in length")
-    return biases
+        learned[attr] = array
+    if len({array.shape for array in learned.values()}) > 1:
+        raise ModelFileError(f"{' and '.join(expected)} differ in length")
+    return learned
