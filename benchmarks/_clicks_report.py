@@ -20,6 +20,7 @@ MAE_GOAL = 0.05
 OURS = "LambdaMART unbiased_lambdamart"
 RAW = "LambdaMART clicks"
 IPW = "LambdaMART ipw (true propensities)"
+ADDITIVE = "LambdaMART additive"
 XGB_RAW = "XGBoost rank:ndcg clicks"
 XGB = "XGBoost lambdarank_unbiased"
 LGB_RAW = "LightGBM lambdarank clicks"
@@ -30,6 +31,8 @@ COMPARISONS = ((OURS, RAW, "our debiasing on our engine"),
                (OURS, XGB, "ours against XGBoost's debiasing"),
                (OURS, LGB, "ours against LightGBM's position method"),
                (IPW, RAW, "IPW with the true propensities on our engine"),
+               (ADDITIVE, RAW, "LightGBM's method on our engine"),
+               (ADDITIVE, LGB, "LightGBM's method: our engine - LightGBM's"),
                (XGB, XGB_RAW, "XGBoost's debiasing on its engine"),
                (LGB, LGB_RAW, "LightGBM's position method on its engine"),
                (RAW, XGB_RAW, "engines on raw clicks: ours - XGBoost"),
@@ -242,8 +245,9 @@ def settings(meta):
         "and continuation 0.9. Training and validation logs are drawn separately; sessions without a "
         "click are dropped for every model; a session is a query.",
         f"- Every model: {c['trees']} trees, learning rate 0.1, 31 leaves, 20 rows per leaf at least, "
-        "255 bins, one thread. Ours: LambdaMARTRanker, early_stopping=False, position_bias_norm=1; "
-        "ipw gets the implied clicked-side curve as propensity (exactly (1/r)^eta under the PBM; an "
+        "255 bins, one thread. Ours: LambdaMARTRanker, early_stopping=False; "
+        "unbiased_lambdamart with position_bias_norm=1; additive with position_bias_regularization=0 "
+        "(LightGBM's default, as LightGBM's run); ipw gets the implied clicked-side curve as propensity (exactly (1/r)^eta under the PBM; an "
         "approximation for cascade and DBN, where examination depends on the documents above). "
         "XGBoost: rank:ndcg, lambdarank_pair_method=topk, lambdarank_num_pair_per_sample=10, "
         "lambdarank_bias_norm=1, tree_method=hist, grow_policy=lossguide, max_leaves=31, "

@@ -17,8 +17,9 @@ test queries (true labels, at least 2,000 in the full run).
   shown; sessions without a click are dropped (they carry no pair) for every
   model.
 * Models, all on the same click log (``MODELS``): LambdaMART on raw clicks;
-  our ``position_debiasing="unbiased_lambdamart"`` (the default method) and
-  ``"ipw"`` with the true propensities (an oracle reference); XGBoost
+  our ``position_debiasing="unbiased_lambdamart"`` (the default method),
+  ``"ipw"`` with the true propensities (an oracle reference) and
+  ``"additive"`` (LightGBM's method on our engine); XGBoost
   ``rank:ndcg`` on raw clicks and with ``lambdarank_unbiased=True``; LightGBM
   ``lambdarank`` on raw clicks and with ``Dataset(position=...)``; LambdaMART
   on the true labels of the documents of the training log (the ceiling).
@@ -93,6 +94,7 @@ MODELS = {
     "LambdaMART clicks": ("ours", None),
     "LambdaMART unbiased_lambdamart": ("ours", "unbiased_lambdamart"),
     "LambdaMART ipw (true propensities)": ("ours", "ipw"),
+    "LambdaMART additive": ("ours", "additive"),
     "XGBoost rank:ndcg clicks": ("xgboost", None),
     "XGBoost lambdarank_unbiased": ("xgboost", "unbiased"),
     "LightGBM lambdarank clicks": ("lightgbm", None),
@@ -236,7 +238,9 @@ def fit_model(name, tr, truth, propensity, trees, seed):
             extra, fit_kw = {}, {}
         else:
             X, y, q = tr["X"], tr["click"], tr["session"]
-            extra = {} if kind is None else dict(position_debiasing=kind, position_bias_norm=BIAS_NORM)
+            extra = {} if kind is None else dict(position_debiasing=kind)
+            if kind == "unbiased_lambdamart":
+                extra["position_bias_norm"] = BIAS_NORM
             if kind == "ipw":
                 extra["propensity"] = propensity
             fit_kw = {} if kind is None else dict(position=tr["position"])

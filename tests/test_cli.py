@@ -666,3 +666,40 @@ def test_export_refuses_a_pipeline_file_in_one_line(workdir, capsys):
     err = _one_line_error(*run_here(["export", workdir / "pipe.model", "--format", "lightgbm",
                                      "-o", workdir / "pipe.txt"], capsys)[::2])
     assert "holds a Pipeline (standardscaler -> lambdamartranker)" in err
+
+
+def test_fit_reads_positions_for_click_debiasing(workdir, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    from sklearn_ltr.datasets import make_ranking, simulate_clicks
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=5, random_state=0)
+    log = simulate_clicks(y.astype(int), qid, scores=y.astype(float), score_noise=1.0,
+                          n_sessions=4, k=10, max_label=4, random_state=0)
+    Xc, click, session, position = X[log.row], log.click, log.session, log.position
+    train = workdir / "clicks.txt"
+    dump_svmlight_file(Xc, click, str(train), query_id=session, zero_based=False)
+    positions = workdir / "clicks.position"
+    positions.write_text("".join(f"{p}\n" for p in position))
+    params = dict(n_estimators=4, early_stopping=False, random_state=0,
+                  position_debiasing="additive")
+    out_model = workdir / "additive.model"
+    code, _, err = run_here(["fit", train, "-o", out_model, "--position-file", positions]
+                            + _param_args(params), capsys)
+    assert code == 0, err
+    X_read, click_read, session_read = load_svmlight_ranking(train, n_features=5)
+    api = LambdaMARTRanker(**params).fit(X_read, click_read, qid=session_read, position=position)
+    loaded = load_model(out_model)
+    np.testing.assert_array_equal(loaded.position_offset_, api.position_offset_)
+    np.testing.assert_array_equal(loaded.predict(X_read), api.predict(X_read))
+    # Positions without a method to read them, and a file of the wrong length.
+    plain = _param_args(dict(n_estimators=2))
+    err = _one_line_error(*run_here(["fit", train, "-o", workdir / "never.model",
+                                     "--position-file", positions] + plain, capsys)[::2])
+    assert "position_debiasing" in err and "ignored" in err
+    short = workdir / "short.position"
+    short.write_text("1\n2\n")
+    err = _one_line_error(*run_here(["fit", train, "-o", workdir / "never.model",
+                                     "--position-file", short] + _param_args(params),
+                                    capsys)[::2])
+    assert "has 2 value(s)" in err and f"{click.size} rows" in err

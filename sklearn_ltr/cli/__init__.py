@@ -152,6 +152,10 @@ def _build_parser(prog=_PROG):
                    help="query sizes for --valid, like --query-file")
     p.add_argument("--n-features", type=int, metavar="N",
                    help="number of features (default: the largest index in the files read)")
+    p.add_argument("--position-file", metavar="FILE",
+                   help="the displayed rank (1 = top) of each row of TRAIN, one integer per "
+                   "line in row order, like LightGBM's .position file; read with --param "
+                   "position_debiasing=unbiased_lambdamart, ipw or additive (lambdamart)")
     _add_input_options(p, "TRAIN", fold=True)
     p.set_defaults(func=fit)
 

@@ -69,6 +69,8 @@ def fit(args):
     kwargs = {}
     if valid is not None and uses_validation:
         kwargs = dict(X_val=valid[0], y_val=valid[1], qid_val=valid[2])
+    if args.position_file is not None:
+        kwargs["position"] = _read_positions(args.position_file, X.shape[0], estimator)
     start = time.perf_counter()
     estimator.fit(X, y, qid=qid, **kwargs)
     fit_seconds = time.perf_counter() - start
@@ -99,6 +101,28 @@ def fit(args):
         )
     print(f"model written to {args.output}")
     return estimator
+
+
+def _read_positions(path, n_rows, estimator):
+    """The displayed ranks of --position-file, one per training row."""
+    if getattr(estimator, "position_debiasing", None) is None:
+        raise _UserError(
+            f"--position-file {path} is read only with --param position_debiasing="
+            "unbiased_lambdamart, ipw or additive (--ranker lambdamart); without it the "
+            "positions would be ignored."
+        )
+    try:
+        position = np.loadtxt(path, dtype=np.int64, ndmin=1)
+    except (OSError, ValueError) as exc:
+        raise _UserError(
+            f"--position-file {path}: cannot read one integer per line ({exc})."
+        ) from None
+    if position.ndim != 1 or position.shape[0] != n_rows:
+        raise _UserError(
+            f"--position-file {path} has {position.size} value(s); TRAIN has {n_rows} rows: "
+            "give one displayed rank per row, in row order."
+        )
+    return position
 
 
 # -- predict -------------------------------------------------------------------------
