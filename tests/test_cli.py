@@ -703,3 +703,12 @@ def test_fit_reads_positions_for_click_debiasing(workdir, capsys):
                                      "--position-file", short] + _param_args(params),
                                     capsys)[::2])
     assert "has 2 value(s)" in err and f"{click.size} rows" in err
+
+
+@pytest.mark.parametrize("word, ours", [("train", "fit"), ("task=train", "fit"),
+                                        ("task=predict", "predict"), ("test", "evaluate"),
+                                        ("task=convert_model", "export")])
+def test_other_tools_command_words_name_ours(word, ours, capsys):
+    err = _one_line_error(*run_here([word, "data.txt"], capsys)[::2])
+    assert f"'{word}' is not a command here; did you mean '{ours}'?" in err
+    assert run_here([ours, "--help"], capsys)[0] == 0

@@ -205,6 +205,17 @@ def _build_parser(prog=_PROG):
     return parser
 
 
+# The command words of LightGBM's and XGBoost's command lines (task=...) and
+# of RankLib (-train, -test) that users type here, with ours.
+_OTHER_TOOLS_COMMANDS = {
+    "train": "fit", "task=train": "fit", "-train": "fit", "refit": "fit",
+    "task=refit": "fit", "task=predict": "predict", "task=prediction": "predict",
+    "task=pred": "predict", "score": "predict", "rank": "predict", "test": "evaluate",
+    "-test": "evaluate", "eval": "evaluate", "task=convert_model": "export",
+    "task=dump": "export", "convert": "export", "dump": "export",
+}
+
+
 def main(argv=None):
     """Entry point of ``python -m sklearn_ltr``.
 
@@ -220,6 +231,12 @@ def main(argv=None):
         line, goes to stderr).
     """
     prog = _invoked_as()
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words and words[0] in _OTHER_TOOLS_COMMANDS:
+        ours = _OTHER_TOOLS_COMMANDS[words[0]]
+        print(f"{prog}: error: {words[0]!r} is not a command here; did you mean {ours!r}? "
+              f"(Run '{prog} {ours} --help'.)", file=sys.stderr)
+        return 2
     args = _build_parser(prog).parse_args(argv)
     if hasattr(args, "zero_based"):
         args.zero_based = {"auto": "auto", "true": True, "false": False}[args.zero_based]
