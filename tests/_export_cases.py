@@ -2,9 +2,11 @@
 
 Every ranker is fitted on data with missing values in several columns, and
 the test rows put each split's feature exactly at its threshold, one float
-above and below, at NaN and at +-inf, so that an exported model that compares
-the wrong way (``<`` for ``<=``, float32 for float64) or routes missing
-values elsewhere takes another branch on some row.
+above and below, at NaN, at +-inf and at values within 1e-30 of zero, so
+that an exported model that compares the wrong way (``<`` for ``<=``,
+float32 for float64), routes missing values elsewhere or reads tiny values
+as 0 (LightGBM) takes another branch on some row. One column is zero in
+40% of the rows, so that some splits separate zero from the rest.
 """
 
 import functools
@@ -13,6 +15,7 @@ import numpy as np
 
 import conftest
 from sklearn_ltr import CalibratedRanker
+from sklearn_ltr._gbdt.binning import ZERO_BAND
 from sklearn_ltr._gbdt.common import NODE_DTYPE, bins_of, bitset_of
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr.datasets import make_ranking
@@ -20,6 +23,9 @@ from sklearn_ltr.export._float32 import floor32
 
 N_FEATURES = 12
 COLUMNS_WITH_NAN = (0, 3, 7)
+MOSTLY_ZERO_COLUMN = 2
+# Values at and around LightGBM's band of values it reads as 0, both signs.
+NEAR_ZERO = (-1e-30, -ZERO_BAND, -1e-36, -1e-40, -0.0, 0.0, 1e-40, 1e-36, ZERO_BAND, 1e-30)
 # Every ranker class by name (conftest takes them from the registry).
 RANKERS = {cls.__name__: cls for cls in conftest.RANKERS}
 
@@ -33,6 +39,7 @@ def training_data():
     rng = np.random.default_rng(1)
     for column in COLUMNS_WITH_NAN:
         X[rng.random(X.shape[0]) < 0.15, column] = np.nan
+    X[rng.random(X.shape[0]) < 0.4, MOSTLY_ZERO_COLUMN] = 0.0
     return X, y, qid
 
 
@@ -134,6 +141,10 @@ def edge_rows(ensemble, X_base, *, float32=False):
         probes = [thresholds, np.nextafter(thresholds, np.inf), np.nextafter(thresholds, -np.inf)]
     n = features.shape[0]
     probes += [np.full(n, v) for v in (np.nan, np.inf, -np.inf)]
+    # Near zero at numeric splits only: a categorical feature takes integer
+    # codes (a fractional one is missing to us, its integer part to LightGBM).
+    at_split = reaching[np.arange(n), features]
+    probes += [np.where(np.isnan(thresholds), at_split, v) for v in NEAR_ZERO]
     rows = []
     for values in probes:
         probe = reaching.copy()
@@ -248,13 +259,6 @@ def categorical_probe_rows(*, fractional=False, float32=False, name="LambdaMARTR
     if float32:
         X = X.astype(np.float32).astype(np.float64)
     return X
-
-
-def lightgbm_rows(X):
-    """X without the rows that have a value of magnitude up to 1e-35 but
-    not 0: LightGBM reads those as 0 (kZeroThreshold, a numeric matter met
-    here by the probes at a threshold of 0, not a categorical one)."""
-    return X[~((np.abs(X) <= 1e-35) & (X != 0)).any(axis=1)]
 
 
 def one_categorical_split(listed, missing_left):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from sklearn_ltr._gbdt.binning import BinMapper
+from sklearn_ltr._gbdt.binning import ZERO_BAND, BinMapper, out_of_the_zero_band
 
 
 def _bins_by_searchsorted(X, mapper):
@@ -29,6 +29,32 @@ def test_few_distinct_values_get_one_bin_each():
     np.testing.assert_array_equal(Xb[:, 0], np.searchsorted(values, X[:, 0]))
 
 
+@pytest.mark.parametrize("values, expected", [
+    # Distinct values: the midpoints, those in [-ZERO_BAND, ZERO_BAND) moved
+    # to the edge of the band on zero's side, duplicates dropped.
+    ([-1.0, -1e-40, 0.0, 1e-40, 1e-36, 2e-35, 1.0],
+     [-0.5, np.nextafter(-ZERO_BAND, -np.inf), ZERO_BAND, 1.05e-35, 0.5]),
+    ([-2.0, 2.0], [ZERO_BAND]),  # the midpoint 0 itself
+    ([-3e-35, -1e-35, 1.0], [-2e-35, 0.5]),  # below the band: kept
+])
+def test_no_threshold_falls_in_the_band_lightgbm_reads_as_zero(values, expected):
+    X = np.array(values)[:, None]
+    mapper = BinMapper(max_bins=255).fit(np.repeat(X, 3, axis=0))
+    np.testing.assert_array_equal(mapper.bin_thresholds_[0], expected)
+    # Every value LightGBM reads as 0 shares zero's bin.
+    tiny = np.array([[-ZERO_BAND], [-1e-36], [-0.0], [0.0], [1e-40], [ZERO_BAND]])
+    assert len(np.unique(mapper.transform(tiny))) == 1
+
+
+def test_quantile_thresholds_at_zero_move_out_of_the_band():
+    rng = np.random.default_rng(3)
+    column = np.where(rng.random(5000) < 0.5, 0.0, rng.standard_normal(5000))
+    mapper = BinMapper(max_bins=32, subsample=None).fit(column[:, None])
+    thresholds = mapper.bin_thresholds_[0]
+    assert ZERO_BAND in thresholds and not np.any(np.abs(thresholds) < ZERO_BAND)
+    assert np.all(np.diff(thresholds) > 0)
+
+
 def test_many_values_match_numpy_midpoint_percentiles():
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.standard_normal(5000), rng.exponential(size=5000),
@@ -43,6 +69,8 @@ def test_many_values_match_numpy_midpoint_percentiles():
             expected = (u[:-1] + u[1:]) / 2
         else:
             expected = np.unique(np.percentile(col, q, method="midpoint"))
+        # No threshold in LightGBM's zero band (the rounded column has them).
+        expected = np.unique(out_of_the_zero_band(expected))
         np.testing.assert_allclose(mapper.bin_thresholds_[f], expected, rtol=1e-12)
         assert mapper.n_bins_non_missing_[f] == len(expected) + 1
     # Continuous features: bins hold nearly equal counts.

@@ -18,10 +18,13 @@ from numpy.testing import assert_allclose
 
 from _export_cases import (CATEGORICAL_COLUMNS, CATEGORICAL_MAX_BINS, HAND_ROWS, RANKERS,
                            categorical_probe_rows, categorical_training_data, fitted,
-                           fitted_categorical, lightgbm_rows, one_categorical_split, probe_rows,
+                           fitted_categorical, one_categorical_split, probe_rows,
                            training_data)
 from sklearn_ltr import LambdaMARTRanker, load_model, save_model
+from sklearn_ltr._gbdt.common import NODE_DTYPE
+from sklearn_ltr._gbdt.ensemble import TreeEnsemble
 from sklearn_ltr.export import FORMATS, export_model, to_lightgbm, to_xgboost
+from sklearn_ltr.export._lightgbm import dump_model_json
 
 lightgbm = pytest.importorskip("lightgbm")
 xgboost = pytest.importorskip("xgboost")
@@ -146,13 +149,27 @@ def test_lightgbm_json_scores_in_vespa_as_ours(name, tmp_path):
     everything_left = ensemble.nodes[ensemble.splits & np.isposinf(ensemble.nodes["num_threshold"])]
     huge = (X[:, everything_left["feature_idx"]] > 1e300).any(axis=1)
     assert_scores_equal(vespa_scores(document, X[~huge]), model.predict(X[~huge]), 1e-12)
-    if name == "ListNetRanker":  # it has such splits: the exception is real
-        assert len(everything_left) and not np.allclose(
-            vespa_scores(document, X[huge]), model.predict(X[huge]))
+    if huge.any():  # the exception is real (test_json_infinity_is_vespas_exception)
+        assert not np.allclose(vespa_scores(document, X[huge]), model.predict(X[huge]))
     # LightGBM's rule in Vespa would send a value equal to a threshold right.
     export_model(model, tmp_path / "lightgbm_rule.json", "lightgbm-json", comparison="<=")
     lightgbm_rule = json.loads((tmp_path / "lightgbm_rule.json").read_text())
     assert not np.allclose(vespa_scores(lightgbm_rule, X), model.predict(X), rtol=1e-12)
+
+
+def test_json_infinity_is_vespas_exception(tmp_path):
+    """A split that sends every value left and only NaN right has threshold
+    +inf, written as 1e300: in Vespa a value above it goes right."""
+    nodes = np.zeros(3, dtype=NODE_DTYPE)
+    nodes[0] = (0.0, 10, 0, np.inf, 0, 0, 1, 2, 1.0, 0, 0, 0, 0)
+    for k, value in ((1, 1.0), (2, -2.0)):
+        nodes[k]["value"], nodes[k]["is_leaf"], nodes[k]["feature_idx"] = value, 1, -1
+        nodes[k]["left"] = nodes[k]["right"] = -1
+    ensemble = TreeEnsemble(nodes, np.array([0]), baseline=0.0, n_features=1)
+    document = json.loads(dump_model_json(ensemble))
+    X = np.array([[5.0], [1e299], [1e301], [np.inf], [np.nan]])
+    np.testing.assert_array_equal(ensemble.predict(X), [1.0, 1.0, 1.0, 1.0, -2.0])
+    np.testing.assert_array_equal(vespa_scores(document, X), [1.0, 1.0, -2.0, -2.0, -2.0])
 
 
 @pytest.mark.parametrize("name", RANKERS)
@@ -336,7 +353,7 @@ def test_lightgbm_routes_categories_as_ours(source, tmp_path):
     else:
         booster = to_lightgbm(model)
     ensemble = model._tree_ensemble()
-    X = lightgbm_rows(categorical_probe_rows())
+    X = categorical_probe_rows()
     assert_scores_equal(booster.predict(X, raw_score=True), model.predict(X), 1e-12)
     leaves = booster.predict(X, pred_leaf=True)
     ours = ensemble.apply(X)
@@ -353,7 +370,7 @@ def test_lightgbm_probes_catch_unknown_categories_sent_to_lightgbms_default():
 
     model = fitted_categorical()
     ensemble = model._tree_ensemble()
-    X = lightgbm_rows(categorical_probe_rows())
+    X = categorical_probe_rows()
     naive = lightgbm_booster(_naive_categorical_ensemble(ensemble)).predict(X)
     differs = ~np.isclose(naive, model.predict(X), rtol=1e-12, atol=1e-12)
     unknown = np.zeros(X.shape[0], dtype=bool)
@@ -367,7 +384,7 @@ def test_lightgbm_reads_a_fractional_category_as_its_integer_part():
     LightGBM reads it as category 2."""
     model = fitted_categorical()
     ensemble = model._tree_ensemble()
-    X = lightgbm_rows(categorical_probe_rows())
+    X = categorical_probe_rows()
     truncated = X.copy()
     for f in CATEGORICAL_COLUMNS:
         known = np.isin(X[:, f], ensemble.categories[f])
@@ -432,12 +449,16 @@ def test_xgboost_types_categorical_features_and_reads_pandas_codes():
     booster = to_xgboost(model)
     assert booster.feature_types == ["float", "c"] + ["float"] * (X.shape[1] - 2)
     as_codes = frame.assign(feat_1=frame["feat_1"].cat.codes.astype(np.float64))
-    expected = model.predict(frame)
+    # XGBoost reads float32: compare with our scores of the rounded values.
+    numeric = [c for c in frame.columns if c != "feat_1"]
+    expected = model.predict(frame.assign(
+        **{c: frame[c].astype(np.float32).astype(np.float64) for c in numeric}))
     assert_scores_equal(
         booster.predict(xgboost.DMatrix(as_codes.to_numpy(np.float32),
                                         feature_names=list(frame.columns)),
                         output_margin=True), expected, 1e-5)
-    assert_scores_equal(to_lightgbm(model).predict(as_codes.to_numpy()), expected, 1e-12)
+    assert_scores_equal(to_lightgbm(model).predict(as_codes.to_numpy()), model.predict(frame),
+                        1e-12)
 
 
 @pytest.mark.parametrize("missing_left", [0, 1])

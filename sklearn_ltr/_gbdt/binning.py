@@ -2,7 +2,9 @@
 
 Each feature gets at most ``max_bins`` value bins, bounded by quantile
 thresholds computed on a seeded subsample, plus one bin reserved for missing
-values (NaN) at index ``max_bins``.
+values (NaN) at index ``max_bins``. No threshold lies within about 1e-35
+of zero (:data:`ZERO_BAND`, LightGBM's band of values it reads as 0), so
+values that small always share zero's bin and branch as LightGBM sends them.
 
 A categorical feature gets one bin per category instead: its
 ``max_bins`` most frequent categories, in increasing order of their
@@ -21,6 +23,9 @@ from scipy import sparse
 from .._utils.parallel import pick, serial_twin
 from .common import MAX_BINS, X_BINNED_DTYPE, X_DTYPE, readonly_view
 
+# LightGBM's kZeroThreshold (the float 1e-35, as a double): LightGBM reads
+# every input value of at most this magnitude as 0.
+ZERO_BAND = 1.0000000180025095e-35
 # Thresholds are clipped to this value so that +inf is never a threshold:
 # +inf is a value like any other and must land in the last value bin.
 _ALMOST_INF = 1e300
@@ -81,7 +86,48 @@ def _thresholds_from_sorted(values, max_bins, out):
     for i in range(k):
         if out[i] > _ALMOST_INF:
             out[i] = _ALMOST_INF
-    return k
+    return _move_thresholds_out_of_the_zero_band(out, k)
+
+
+def out_of_the_zero_band(thresholds):
+    """``thresholds`` with each one in ``[-ZERO_BAND, ZERO_BAND)`` moved to
+    the edge of the band on zero's side, as binning places them (see
+    :func:`_move_thresholds_out_of_the_zero_band`); for models fitted before
+    binning did."""
+    thresholds = np.asarray(thresholds, dtype=np.float64)
+    moved = np.where((thresholds >= 0.0) & (thresholds < ZERO_BAND), ZERO_BAND, thresholds)
+    return np.where((moved >= -ZERO_BAND) & (moved < 0.0),
+                    np.nextafter(-ZERO_BAND, -np.inf), moved)
+
+
+@njit(cache=True)
+def _move_thresholds_out_of_the_zero_band(thresholds, k):
+    """Move every threshold in ``[-ZERO_BAND, ZERO_BAND)`` to the edge of the
+    band on zero's side of it, drop the duplicates this makes, and return
+    the new count.
+
+    LightGBM reads every input value ``|x| <= ZERO_BAND`` as 0 (its
+    ``kZeroThreshold``); with no threshold inside the band, ``x <=
+    threshold`` sends every such value where it sends 0, so our models and
+    their LightGBM export route every value alike. A threshold in ``[0,
+    ZERO_BAND)`` (0 itself, as quantiles of data with many zeros give)
+    becomes ``ZERO_BAND``, which LightGBM writes for such splits too; one in
+    ``[-ZERO_BAND, 0)`` becomes the double just below ``-ZERO_BAND``. The
+    thresholds stay sorted. Training rows get the same bins unless they
+    hold values inside the band, which now share zero's bin.
+    """
+    below = np.nextafter(-ZERO_BAND, -np.inf)
+    kept = 0
+    for i in range(k):
+        t = thresholds[i]
+        if 0.0 <= t < ZERO_BAND:
+            t = ZERO_BAND
+        elif -ZERO_BAND <= t < 0.0:
+            t = below
+        if kept == 0 or t != thresholds[kept - 1]:
+            thresholds[kept] = t
+            kept += 1
+    return kept
 
 
 # Size of the sorted block of sampled values that BinMapper.fit holds at once.

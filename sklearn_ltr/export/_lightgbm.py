@@ -6,6 +6,13 @@ the ``default_left`` side. Thresholds and leaf values are written with 17
 significant digits, so ``lightgbm.Booster(model_file=...)`` reads back the
 same doubles and predicts our scores up to the order of the float64 sum.
 
+LightGBM reads every input value ``|x| <= 1e-35`` (its ``kZeroThreshold``)
+as 0. Our binning places no threshold inside that band
+(:data:`~sklearn_ltr._gbdt.binning.ZERO_BAND`), so such values branch as 0
+does in our models too; a threshold inside it, from a model fitted before,
+is written at the band's edge, as LightGBM writes it (lleaves refuses a
+threshold of 0).
+
 What LightGBM's format cannot hold is mapped, never dropped:
 
 - The baseline (LightGBM has no separate initial score in a model) is added
@@ -19,6 +26,10 @@ What LightGBM's format cannot hold is mapped, never dropped:
   trees; they are left out, and LightGBM reads them as 0.
 - ``objective`` is ``rank_xendcg`` for an XE-NDCG model and ``lambdarank``
   for the others: both make LightGBM return the raw score.
+- ``feature_infos``: ``none`` for a feature no split uses, the categories of
+  a categorical feature, and for a numeric one ``[lowest:highest]`` of the
+  model's thresholds on it (six significant digits), where LightGBM writes
+  its training data's range (which our models do not keep).
 
 Categorical splits are LightGBM's own (decision type ``==``): its predictor
 sends ``x`` left iff ``int(x)`` is in the split's bitset of raw category
@@ -40,6 +51,7 @@ import json
 
 import numpy as np
 
+from .._gbdt.binning import out_of_the_zero_band
 from .._gbdt.ensemble import subtree_means
 from ._categorical import listed_categories
 
@@ -51,6 +63,8 @@ _CATEGORICAL = 1
 _DEFAULT_LEFT = 2
 _MISSING_NAN = 8
 _FORBIDDEN_IN_NAMES = set(' \t\n\r,:"[]{}')
+# LightGBM writes an infinite threshold into its JSON as this (JSON has no inf).
+_JSON_INFINITY = 1e300
 
 
 def _objective(ensemble):
@@ -87,7 +101,13 @@ class _LightGBMTree:
         self.split_feature = splits["feature_idx"]
         self.split_gain = splits["gain"].astype(np.float32).astype(np.float64)
         self.is_categorical = splits["is_categorical"] != 0
-        self.threshold = np.where(self.is_categorical, 0.0, splits["num_threshold"])
+        # LightGBM reads |x| <= 1e-35 as 0 and never writes a threshold
+        # closer to 0 (lleaves refuses a threshold of 0); our binning
+        # places none there either, but models fitted before it did may hold
+        # one. Moved to the band's edge, it routes every value as LightGBM
+        # routes it at the threshold written.
+        self.threshold = np.where(self.is_categorical, 0.0,
+                                  out_of_the_zero_band(splits["num_threshold"]))
         self.default_left = (splits["missing_go_to_left"] != 0) & ~self.is_categorical
         self.decision_type = (_MISSING_NAN + _DEFAULT_LEFT * self.default_left.astype(int)
                               + _CATEGORICAL * self.is_categorical.astype(int))
@@ -116,6 +136,56 @@ class _LightGBMTree:
     @property
     def num_cat(self):
         return len(self.categories)
+
+
+def _feature_infos(ensemble):
+    """LightGBM's ``feature_infos`` entry of every feature: ``none`` for a
+    feature no split uses (as LightGBM writes for unused features), the
+    colon-separated categories of a categorical feature (as LightGBM), and
+    ``[lowest:highest]`` for a numeric one, where LightGBM writes the range
+    of its training values. Our models do not keep that range; the range of
+    the model's thresholds on the feature is written instead, to six
+    significant digits. LightGBM
+    reads these entries for continued training only, never to predict, but
+    other readers tell numeric from categorical features by them (lleaves
+    compiles a feature whose entry does not start with ``[`` as
+    categorical)."""
+    nodes = ensemble.nodes
+    splits = nodes[nodes["is_leaf"] == 0]
+    infos = []
+    for f in range(ensemble.n_features):
+        categories = None if ensemble.categories is None else ensemble.categories[f]
+        used = splits[splits["feature_idx"] == f]
+        if categories is not None and categories.size:
+            infos.append(":".join(str(int(c)) for c in categories))
+        elif used.size:
+            # Clipped as in the JSON dump: a split sending only NaN right
+            # has threshold +inf.
+            thresholds = np.clip(out_of_the_zero_band(used["num_threshold"]),
+                                 -_JSON_INFINITY, _JSON_INFINITY)
+            # Six significant digits: the entry is informative, and
+            # LightGBM's own text-to-double parser reads short numbers
+            # exactly (longer ones may come back one unit off in its dump).
+            infos.append(f"[{thresholds.min():.6g}:{thresholds.max():.6g}]")
+        else:
+            infos.append("none")
+    return infos
+
+
+def _feature_infos_json(ensemble, names):
+    """``feature_infos`` of LightGBM's ``dump_model()``, built from the text
+    entries as LightGBM builds it: unused features left out."""
+    out = {}
+    for name, info in zip(names, _feature_infos(ensemble)):
+        if info == "none":
+            continue
+        if info.startswith("["):
+            low, high = (float(v) for v in info[1:-1].split(":"))
+            out[name] = {"min_value": low, "max_value": high, "values": []}
+        else:
+            values = [int(v) for v in info.split(":")]
+            out[name] = {"min_value": min(values), "max_value": max(values), "values": values}
+    return out
 
 
 def _lightgbm_trees(ensemble):
@@ -180,16 +250,10 @@ def model_text(ensemble):
         f"max_feature_idx={ensemble.n_features - 1}",
         f"objective={_objective(ensemble)}",
         "feature_names=" + " ".join(names),
-        # "none": value ranges are not kept by our model; LightGBM uses them
-        # for continued training only, never to predict.
-        "feature_infos=" + " ".join(["none"] * ensemble.n_features),
+        "feature_infos=" + " ".join(_feature_infos(ensemble)),
         "tree_sizes=" + " ".join(str(len(b.encode("utf-8"))) for b in blocks),
     ]
     return "\n".join(header) + "\n\n" + "".join(blocks) + "end of trees\n\npandas_categorical:null\n"
-
-
-# LightGBM writes an infinite threshold into its JSON as this (JSON has no inf).
-_JSON_INFINITY = 1e300
 
 
 def _node_json(tree, code, counted_features, thresholds):
@@ -271,7 +335,7 @@ def dump_model(ensemble, comparison="<="):
         "average_output": False,
         "feature_names": names,
         "monotone_constraints": [],
-        "feature_infos": {},
+        "feature_infos": _feature_infos_json(ensemble, names),
         "tree_info": tree_info,
         "feature_importances": {
             names[f]: int(split_counts[f]) for f in order if split_counts[f] > 0
