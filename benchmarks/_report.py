@@ -102,8 +102,14 @@ def minutes_logger(start):
 
 
 def code_version():
-    """Commit of the checkout, and whether the modules a fit runs through have
-    uncommitted changes."""
+    """Commit of the checkout when the benchmark started (this module's
+    import), and whether the modules a fit runs through had uncommitted
+    changes then: a long run's report names the code its fits ran, even if
+    the checkout moves on before it is written."""
+    return _VERSION_AT_START
+
+
+def _code_version_now():
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
@@ -116,3 +122,6 @@ def code_version():
     except (OSError, subprocess.CalledProcessError):
         return "an unknown commit"
     return f"commit {commit}" + (" with uncommitted library changes" if dirty else "")
+
+
+_VERSION_AT_START = _code_version_now()
