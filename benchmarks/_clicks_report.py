@@ -19,6 +19,7 @@ BIAS_NORM = 1.0  # as bench_clicks.BIAS_NORM
 MAE_GOAL = 0.05
 OURS = "LambdaMART unbiased_lambdamart"
 RAW = "LambdaMART clicks"
+RAW_HALF_LR = "LambdaMART clicks, half learning rate"
 IPW = "LambdaMART ipw (true propensities)"
 ADDITIVE = "LambdaMART additive"
 XGB_RAW = "XGBoost rank:ndcg clicks"
@@ -36,6 +37,8 @@ COMPARISONS = ((OURS, RAW, "our debiasing on our engine"),
                (XGB, XGB_RAW, "XGBoost's debiasing on its engine"),
                (LGB, LGB_RAW, "LightGBM's position method on its engine"),
                (RAW, XGB_RAW, "engines on raw clicks: ours - XGBoost"),
+               (RAW_HALF_LR, XGB_RAW, "engines on raw clicks, ours at half XGBoost's learning "
+                "rate (the same Newton steps) - XGBoost"),
                (RAW, LGB_RAW, "engines on raw clicks: ours - LightGBM"))
 REGIMES = {"stop": "early-stopped on the validation clicks", "all": "all trees"}
 
@@ -244,7 +247,7 @@ def settings(meta):
         "(2^y - 1) / 15; PBM at eta 0.5, 1, 2; cascade; DBN with its default satisfaction (2^y - 1) / 15 "
         "and continuation 0.9. Training and validation logs are drawn separately; sessions without a "
         "click are dropped for every model; a session is a query.",
-        f"- Every model: {c['trees']} trees, learning rate 0.1, 31 leaves, 20 rows per leaf at least, "
+        f"- Every model: {c['trees']} trees, learning rate 0.1 (0.05 for the half learning rate row), 31 leaves, 20 rows per leaf at least, "
         "255 bins, one thread. Ours: LambdaMARTRanker, early_stopping=False; "
         "unbiased_lambdamart with position_bias_norm=1; additive with position_bias_regularization=0 "
         "(LightGBM's default, as LightGBM's run); ipw gets the implied clicked-side curve as propensity (exactly (1/r)^eta under the PBM; an "

@@ -58,7 +58,7 @@ def test_quick_run_writes_report_and_plot(tmp_path):
         assert line in report
     # Every model of the benchmark has a row in each world.
     for name in ("LambdaMART clicks", "LambdaMART unbiased_lambdamart", "LambdaMART ipw",
-                 "LambdaMART additive",
+                 "LambdaMART additive", "LambdaMART clicks, half learning rate",
                  "XGBoost rank:ndcg clicks", "XGBoost lambdarank_unbiased",
                  "LightGBM lambdarank clicks", "LightGBM lambdarank position",
                  "LambdaMART true labels (ceiling)"):

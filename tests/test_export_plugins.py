@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose
 
 import _engine_rules as rules
 from _export_cases import (RANKERS, categorical_training_data, edge_rows, fitted,
-                           fitted_categorical, probe_rows, training_data)
+                           fitted_categorical, probe_rows, solr_reachable, training_data)
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._gbdt.common import NODE_DTYPE
 from sklearn_ltr._gbdt.ensemble import TreeEnsemble
@@ -48,25 +48,6 @@ def case(name, format=None):
     ensemble = model._tree_ensemble()
     X = probe_rows(name, float32=True)
     return model, ensemble, (solr_reachable(ensemble, X) if format == "solr" else X)
-
-
-def solr_reachable(ensemble, X):
-    """``X`` without the rows with a value between a threshold and the
-    nearest one Solr's added slack can store (the UserWarning's float32
-    inputs that take the other branch: thresholds of magnitude below 1e-6,
-    such as LightGBM's zero band edge 1e-35, among them)."""
-    splits = ensemble.nodes[ensemble.splits]
-    stored, gap = _solr.slack_compensated(splits["num_threshold"])
-    if gap.any():
-        with pytest.warns(UserWarning, match="cannot be written so that Solr's added slack"):
-            _solr.model_json(ensemble)  # users are told
-    keep = np.ones(X.shape[0], dtype=bool)
-    for f, target, written in zip(splits["feature_idx"][gap > 0],
-                                  floor32(splits["num_threshold"][gap > 0]), stored[gap > 0]):
-        low, high = sorted((float(target), float(written)))
-        keep &= ~((X[:, f] >= low) & (X[:, f] <= high))
-    assert keep.mean() > 0.9  # the exception is small
-    return X[keep]
 
 
 WRITERS = {"xgboost-dump": _xgboost_dump.plugin_definition,

@@ -4,6 +4,8 @@ layer that reads trees (persistence, exporters, TreeSHAP, Dask)."""
 
 import io
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -344,7 +346,7 @@ def test_every_serving_format_reaches_our_scores(policy, tmp_path):
     and around every threshold, with NaN and infinities (float32 values:
     the engines compare in float32)."""
     import _engine_rules as rules
-    from _export_cases import COLUMNS_WITH_NAN, edge_rows, training_data
+    from _export_cases import COLUMNS_WITH_NAN, edge_rows, solr_reachable, training_data
 
     from sklearn_ltr.export import _ranklib, _solr, _xgboost_dump, export_model
 
@@ -370,9 +372,12 @@ def test_every_serving_format_reaches_our_scores(policy, tmp_path):
     text = _ranklib.ensemble_text(ensemble, missing_as=0.0)
     rules.check_ranklib(text, ensemble.n_features)
     close(rules.ranklib_scores(text, zeroed)[0], model.predict(zeroed))
-    text = _solr.model_json(ensemble, missing_as=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # solr_reachable checks it
+        text = _solr.model_json(ensemble, missing_as=None)
     rules.check_solr(text)
-    close(rules.solr_scores(text, probes, default_value=np.nan)[0], model.predict(probes))
+    reachable = solr_reachable(ensemble, probes)
+    close(rules.solr_scores(text, reachable, default_value=np.nan)[0], model.predict(reachable))
     ort = pytest.importorskip("onnxruntime")
     export_model(model, tmp_path / "model.onnx", "onnx")
     session = ort.InferenceSession(str(tmp_path / "model.onnx"),
