@@ -199,8 +199,8 @@ class LambdaMARTRanker(BaseGBRanker):
         of the position at which its clicked (more relevant) document was
         shown (inverse propensity weighting; needs ``propensity``).
         "additive": learn a score offset per position, added to the
-        scores while training only (LightGBM's ``Dataset(position=...)``;
-        the same trees as LightGBM given the same parameters). None,
+        scores while training only (LightGBM's ``Dataset(position=...)``,
+        with its update of the offsets). None,
         or no ``position`` in ``fit``, is plain LambdaMART. Cannot be
         combined with the multiple-objective options.
     position_bias_norm : float, default=1.0
