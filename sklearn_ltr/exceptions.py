@@ -1,6 +1,6 @@
 """Warnings of sklearn-ltr."""
 
-__all__ = ["SingleQueryWarning"]
+__all__ = ["CategoryPoolingWarning", "SingleQueryWarning"]
 
 
 class SingleQueryWarning(UserWarning):
@@ -16,4 +16,17 @@ class SingleQueryWarning(UserWarning):
         import warnings
         from sklearn_ltr.exceptions import SingleQueryWarning
         warnings.simplefilter("ignore", SingleQueryWarning)
+    """
+
+
+class CategoryPoolingWarning(UserWarning):
+    """A categorical feature has more categories than ``max_bins``.
+
+    Each categorical feature keeps its ``max_bins`` most frequent categories
+    (counted on the rows binning samples, all of them up to 200,000 training
+    rows); the rarer ones are pooled with missing values, so trees cannot
+    tell them apart. The warning names the feature, how many categories and
+    training rows were pooled. Group the rare categories yourself, raise
+    ``max_bins`` (at most 255), or give the column as numbers, if that is
+    not what you want.
     """

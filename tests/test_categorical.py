@@ -2,6 +2,7 @@
 the rankers' ``categorical_features`` parameter."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,39 @@ def test_bin_mapper_keeps_the_most_frequent_categories_as_bins():
     for b, c in enumerate([6.0, 7.0, 8.0, 9.0]):
         expected[X[:, 1] == c] = b
     np.testing.assert_array_equal(binned, expected)
+
+
+def test_bin_mapper_records_the_categories_and_rows_it_pools():
+    # Category c appears c + 1 times, 10 categories, max_bins=4: 6 rarer
+    # categories with 1 + 2 + ... + 6 = 21 rows pooled, of 55 + 3 rows.
+    col = np.concatenate([np.full(c + 1, float(c)) for c in range(10)] + [[np.nan, -1.0, 0.0]])
+    mapper = BinMapper(max_bins=4, is_categorical=[True]).fit(col[:, None])
+    assert mapper.pooled_categories_ == {0: (10, 22, col.size)}
+    assert BinMapper(max_bins=10, is_categorical=[True]).fit(col[:, None]).pooled_categories_ == {}
+
+
+@pytest.mark.parametrize("cls", RANKERS, ids=RANKER_IDS)
+def test_rankers_warn_when_a_feature_has_more_categories_than_max_bins(cls):
+    from sklearn_ltr.exceptions import CategoryPoolingWarning
+
+    rng = np.random.default_rng(0)
+    n = 600
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 20, n).astype(float)])
+    qid = np.repeat(np.arange(30), 20)
+    y = fit_labels(cls, rng.integers(0, 4, n).astype(float))
+    params = dict(n_estimators=2, categorical_features=[1], random_state=0)
+    with pytest.warns(CategoryPoolingWarning) as caught:
+        cls(**params, max_bins=8).fit(X, y, qid=qid)
+    message = str(caught[0].message)
+    pooled = np.isin(X[:, 1], BinMapper(max_bins=8, is_categorical=[False, True]).fit(X)
+                     .bin_thresholds_[1], invert=True).sum()
+    assert "Categorical feature 1 has 20 categories, more than max_bins=8" in message
+    assert f"the other 12 ({pooled} of the {n} rows binned" in message
+    if cls is LambdaMARTRanker:
+        assert caught[0].filename == __file__  # points at the fit call
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CategoryPoolingWarning)
+        cls(**params, max_bins=20).fit(X, y, qid=qid)
 
 
 def test_bin_mapper_ties_in_frequency_keep_the_smaller_category():

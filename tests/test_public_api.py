@@ -20,7 +20,7 @@ PUBLIC = {
     "sklearn_ltr.export": ["export_model", "to_lightgbm", "to_xgboost"],
     "sklearn_ltr.inspection": ["feature_contributions", "explain_pair"],
     "sklearn_ltr.compose": ["exclude_qid"],
-    "sklearn_ltr.exceptions": ["SingleQueryWarning"],
+    "sklearn_ltr.exceptions": ["CategoryPoolingWarning", "SingleQueryWarning"],
     "sklearn_ltr.cli": ["main"],
 }
 

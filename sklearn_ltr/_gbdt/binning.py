@@ -295,8 +295,10 @@ def _column(X, f):
 def _categories_of_column(column, max_bins, feature):
     """The categories of one categorical column, as :class:`BinMapper` keeps
     them: the ``max_bins`` most frequent (the smaller value first among equal
-    counts), sorted by value; and whether the column has values that go to
-    the missing bin (NaN, negative, or a rarer category)."""
+    counts), sorted by value; whether the column has values that go to
+    the missing bin (NaN, negative, or a rarer category); and, if some
+    categories were pooled with the missing values, ``(number of
+    categories, rows of the pooled ones, rows)``, else None."""
     known = column >= 0  # False for NaN too
     values = column[known]
     if values.size and (np.any(values != np.floor(values)) or values.max() >= 2**31):
@@ -309,13 +311,16 @@ def _categories_of_column(column, max_bins, feature):
         )
     categories, counts = np.unique(values, return_counts=True)
     has_missing = values.size < column.size
+    pooled = None
     if categories.size > max_bins:
         # Stable sort of the negated counts: among equal counts the smaller
         # category (first in np.unique's order) is kept.
         kept = np.sort(np.argsort(-counts, kind="stable")[:max_bins])
+        pooled = (int(categories.size), int(values.size - counts[kept].sum()),
+                  int(column.size))
         categories = categories[kept]
         has_missing = True
-    return categories.astype(np.float64), bool(has_missing)
+    return categories.astype(np.float64), bool(has_missing), pooled
 
 
 def category_codes(values, categories):
@@ -369,6 +374,11 @@ class BinMapper:
         goes to bin ``b``.
     is_categorical_ : ndarray of shape (n_features,), dtype bool
         Which features are categorical.
+    pooled_categories_ : dict
+        Categorical feature -> ``(categories, pooled rows, rows)`` for each
+        one with more than ``max_bins`` categories in the rows fitted on:
+        its number of categories, and how many of those rows hold one of the
+        rarer categories pooled with missing values. Empty if none.
     n_bins_non_missing_ : ndarray of shape (n_features,), dtype uint32
         Number of value bins of each feature (``len(bin_thresholds_[f]) + 1``).
     missing_values_bin_idx_ : int
@@ -504,9 +514,12 @@ class BinMapper:
         self.bin_thresholds_ = [thresholds[f, : n_thr[f]].copy() for f in range(n_features)]
         self.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
         self.is_categorical_ = self._checked_is_categorical(n_features)
+        self.pooled_categories_ = {}
         for f in np.flatnonzero(self.is_categorical_):
             column = _column(X, f) if rows is None else _column(X, f)[rows]
-            categories, has_missing[f] = _categories_of_column(column, max_bins, f)
+            categories, has_missing[f], pooled = _categories_of_column(column, max_bins, f)
+            if pooled is not None:
+                self.pooled_categories_[int(f)] = pooled
             self.bin_thresholds_[f] = categories
             self.n_bins_non_missing_[f] = categories.shape[0]
             # No thresholds: transform bins the column by category. A mapper

@@ -33,6 +33,7 @@ from .._utils.queries import (
     split_queries,
 )
 from .._utils.threads import numba_threads
+from ..exceptions import CategoryPoolingWarning
 from .early_stopping_metric import check_scoring, scoring_metric
 from .foreign_names import checking_foreign_names, foreign_name_hint, foreign_value_hint
 from .input import RankerInputMixin
@@ -319,6 +320,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         tic = time.perf_counter()
         if not warm:
             self._bin_mapper = self._fit_bin_mapper(X, train_rows)
+            # The user's fit call: past fit, its two wrappers and _fit.
+            warn_pooled_categories(self._bin_mapper, self, stacklevel=5)
         bin_mapper = self._bin_mapper
         X_binned = bin_mapper.transform(X, row_order=train_rows)
         binning_seconds = time.perf_counter() - tic
@@ -690,3 +693,22 @@ def fitted_tree_ensemble(model, *, caller):
             f"{type(model).__name__}.{hint}"
         )
     return model._tree_ensemble()
+
+
+def warn_pooled_categories(mapper, estimator, stacklevel):
+    """Say which categorical features lost categories to the missing bin
+    (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning`), pointing
+    ``stacklevel`` frames above the caller (the user's ``fit`` call)."""
+    for f, (n_categories, pooled_rows, rows) in mapper.pooled_categories_.items():
+        names = getattr(estimator, "feature_names_in_", None)
+        name = f"{names[f]!r} (column {f})" if names is not None else f"{f}"
+        warnings.warn(
+            f"Categorical feature {name} has {n_categories} categories, more than "
+            f"max_bins={mapper.max_bins}: its {mapper.max_bins} most frequent are kept and "
+            f"the other {n_categories - mapper.max_bins} ({pooled_rows} of the {rows} rows "
+            f"binned, {100 * pooled_rows / max(rows, 1):.1f}%) are treated as missing "
+            "values, which trees cannot tell apart. Group rare categories yourself, or give "
+            "the column as numbers, if that is not what you want.",
+            CategoryPoolingWarning,
+            stacklevel=stacklevel + 1,
+        )

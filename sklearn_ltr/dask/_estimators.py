@@ -16,7 +16,7 @@ from .._rankers import (
     XENDCGRanker,
     YetiRankRanker,
 )
-from .._rankers.base import _BINNING_SUBSAMPLE
+from .._rankers.base import _BINNING_SUBSAMPLE, warn_pooled_categories
 from .._rankers.calibrated import _proba_available
 from .._rankers.categorical_input import (
     categorical_mask,
@@ -220,6 +220,7 @@ class _DaskRankerMixin:
 
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
+            warn_pooled_categories(self._bin_mapper, self, stacklevel=5)
         infos = gather([
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()),
                                   self._objective_state(warm))
