@@ -125,6 +125,23 @@ def test_frequencies_follow_zipf_with_codes_in_random_order():
         assert abs(np.corrcoef(code_rank, np.arange(m))[0, 1]) < 0.35
 
 
+def test_uniform_frequencies_use_every_category_alike_at_high_cardinality():
+    m = 1000
+    X, _, _ = make_ranking(200, docs_per_query=60, n_features=8, n_categorical=2,
+                           n_categories=m, category_frequencies="uniform", random_state=2)
+    zipf, _, _ = make_ranking(200, docs_per_query=60, n_features=8, n_categorical=2,
+                              n_categories=m, random_state=2)
+    for col, zipf_col in zip(_codes(X, 2).T, _codes(zipf, 2).T):
+        counts = np.bincount(col.astype(int), minlength=m)
+        expected = col.size / m  # about 12 rows a category
+        # Multinomial counts: the top category near the mean, not Zipf's 13%.
+        assert counts.max() < expected + 6 * np.sqrt(expected)
+        assert (counts > 0).mean() > 0.99
+        assert np.bincount(zipf_col.astype(int)).max() / zipf_col.size > 0.1
+    # Only the frequencies change: the numeric columns are the same.
+    assert_array_equal(X[:, :6], zipf[:, :6])
+
+
 def _between_category_variance(col, y):
     """Variance of y explained by the category means (row-weighted)."""
     _, inverse, counts = np.unique(col, return_inverse=True, return_counts=True)
@@ -226,7 +243,9 @@ def test_using_the_categories_pays_and_the_numeric_features_still_matter():
      ({"n_features": 5, "n_categorical": 2, "n_categories": True}, "n_categories must be"),
      ({"n_features": 5, "n_categorical": 2, "n_categories": [10]}, "n_categories must be"),
      ({"n_features": 5, "n_categorical": 2, "n_categories": [10, 2.5]}, "n_categories must be"),
-     ({"n_features": 5, "n_categorical": 2, "n_categories": "many"}, "n_categories must be")],
+     ({"n_features": 5, "n_categorical": 2, "n_categories": "many"}, "n_categories must be"),
+     ({"n_features": 5, "n_categorical": 2, "category_frequencies": "pareto"},
+      "category_frequencies must be 'zipf' or 'uniform'")],
 )
 def test_rejects_bad_categorical_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -32,6 +32,8 @@ _CHUNK_ROWS = 1 << 15
 # NDCG@10, while the numeric features still carry most of the signal.
 _CATEGORICAL_SHARE = 0.4
 _ZIPF_EXPONENT = 1.0
+# make_ranking's category_frequencies -> the exponent of 1 / rank.
+_CATEGORY_EXPONENTS = {"zipf": _ZIPF_EXPONENT, "uniform": 0.0}
 _N_CALIBRATION_QUERIES = 400
 _CALIBRATION_DOCS = 100
 
@@ -191,18 +193,18 @@ class _Categories:
     """Categorical columns: Zipf-distributed codes and per-category effects.
 
     Column ``j`` has ``n_categories[j]`` categories. Frequencies fall as
-    ``1 / rank``; codes are a random permutation of the ranks, so neither the
+    ``1 / rank ** exponent`` (1: Zipf's law; 0: uniform); codes are a random permutation of the ranks, so neither the
     order of the codes nor their frequency says anything about the effect.
     Each category adds its own normal shift to the relevance; in the columns at
     even positions (0, 2, ...) it also multiplies one hidden factor by a slope
     of random sign, so that what that factor is worth depends on the category.
     """
 
-    def __init__(self, rng, n_categories, n_factors):
+    def __init__(self, rng, n_categories, n_factors, exponent=_ZIPF_EXPONENT):
         self.n_categories = n_categories
         self.cdf, self.code_of_rank, self.shift, self.factor, self.slope = [], [], [], [], []
         for j, m in enumerate(n_categories):
-            cdf = np.cumsum(1.0 / np.arange(1, m + 1) ** _ZIPF_EXPONENT)
+            cdf = np.cumsum(1.0 / np.arange(1, m + 1) ** exponent)
             self.cdf.append(cdf / cdf[-1])
             self.code_of_rank.append(rng.permutation(m))
             self.shift.append(rng.standard_normal(m))  # indexed by code
@@ -273,6 +275,7 @@ def make_ranking(
     n_informative=None,
     n_categorical=0,
     n_categories=100,
+    category_frequencies="zipf",
     noise=1.0,
     missing_rate=0.0,
     dtype=np.float64,
@@ -337,6 +340,11 @@ def make_ranking(
     n_categories : int or array-like of int of shape (n_categorical,), default=100
         Number of categories of each categorical column (2 to ``2**24``; the
         rankers keep up to ``max_bins`` of them, the most frequent).
+    category_frequencies : {"zipf", "uniform"}, default="zipf"
+        How often each category occurs: "zipf", the ``r``-th most frequent
+        has a share proportional to ``1 / r``; "uniform", all equally often
+        (every category then has about ``n_rows / n_categories`` rows, the
+        hardest case for a ranker that keeps only the most frequent).
     noise : float, default=1.0
         Standard deviation of the label noise, relative to the standard
         deviation of the noise-free relevance signal.
@@ -414,6 +422,10 @@ def make_ranking(
         )
     if n_categorical:
         n_categories = _check_n_categories(n_categories, n_categorical)
+    if category_frequencies not in _CATEGORY_EXPONENTS:
+        raise ValueError(
+            f"category_frequencies must be 'zipf' or 'uniform'; got {category_frequencies!r}."
+        )
     if not isinstance(noise, numbers.Real) or not noise >= 0:
         raise ValueError(f"noise must be a non-negative number; got {noise!r}.")
     if not isinstance(missing_rate, numbers.Real) or not 0 <= missing_rate < 1:
@@ -432,7 +444,8 @@ def make_ranking(
         # without categories.
         ss_cat_structure, ss_cat_calibration, ss_cat_chunks = root.spawn(1)[0].spawn(3)
         categories = _Categories(
-            np.random.default_rng(ss_cat_structure), n_categories, structure.k
+            np.random.default_rng(ss_cat_structure), n_categories, structure.k,
+            _CATEGORY_EXPONENTS[category_frequencies],
         )
         structure.calibrate(
             np.random.default_rng(ss_calibration), float(noise), categories,
