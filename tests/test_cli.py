@@ -703,6 +703,12 @@ def test_fit_reads_positions_for_click_debiasing(workdir, capsys):
                                      "--position-file", short] + _param_args(params),
                                     capsys)[::2])
     assert "has 2 value(s)" in err and f"{click.size} rows" in err
+    zero_based = workdir / "zero_based.position"
+    zero_based.write_text("".join(f"{p - 1}\n" for p in position))
+    err = _one_line_error(*run_here(["fit", train, "-o", workdir / "never.model",
+                                     "--position-file", zero_based] + _param_args(params),
+                                    capsys)[::2])
+    assert f"{zero_based} holds 0: positions are 1-based" in err and "add 1" in err
 
 
 @pytest.mark.parametrize("word, ours", [("train", "fit"), ("task=train", "fit"),

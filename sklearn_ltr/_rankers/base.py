@@ -9,6 +9,7 @@ preparation are in ``input.py``, the query-aware ``score`` and ``rank`` in
 ``mixin.py``.
 """
 
+import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -320,8 +321,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         tic = time.perf_counter()
         if not warm:
             self._bin_mapper = self._fit_bin_mapper(X, train_rows)
-            # The user's fit call: past fit, its two wrappers and _fit.
-            warn_pooled_categories(self._bin_mapper, self, stacklevel=5)
+            warn_pooled_categories(self._bin_mapper, self)
         bin_mapper = self._bin_mapper
         X_binned = bin_mapper.transform(X, row_order=train_rows)
         binning_seconds = time.perf_counter() - tic
@@ -695,10 +695,12 @@ def fitted_tree_ensemble(model, *, caller):
     return model._tree_ensemble()
 
 
-def warn_pooled_categories(mapper, estimator, stacklevel):
+def warn_pooled_categories(mapper, estimator):
     """Say which categorical features lost categories to the missing bin
-    (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning`), pointing
-    ``stacklevel`` frames above the caller (the user's ``fit`` call)."""
+    (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning`), pointing at
+    the first frame outside this package and scikit-learn: the user's
+    ``fit`` call, however many wrappers lie between."""
+    stacklevel = _stacklevel_outside(("sklearn_ltr", "sklearn"))
     for f, (n_categories, pooled_rows, rows) in mapper.pooled_categories_.items():
         names = getattr(estimator, "feature_names_in_", None)
         name = f"{names[f]!r} (column {f})" if names is not None else f"{f}"
@@ -710,5 +712,20 @@ def warn_pooled_categories(mapper, estimator, stacklevel):
             "values, which trees cannot tell apart. Group rare categories yourself, or give "
             "the column as numbers, if that is not what you want.",
             CategoryPoolingWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
+
+
+def _stacklevel_outside(packages):
+    """``stacklevel`` for a ``warnings.warn`` call in the caller of this
+    function that names the first frame whose module is in none of
+    ``packages`` (top-level names)."""
+    frame = sys._getframe(2)  # the frame that called our caller
+    level = 2
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in packages:
+            return level
+        frame = frame.f_back
+        level += 1
+    return 2

@@ -122,6 +122,12 @@ def _read_positions(path, n_rows, estimator):
             f"--position-file {path} has {position.size} value(s); TRAIN has {n_rows} rows: "
             "give one displayed rank per row, in row order."
         )
+    if n_rows and position.min() < 1:
+        raise _UserError(
+            f"--position-file {path} holds {position.min()}: positions are 1-based (1 = the "
+            "top of the list). If the file counts from 0 (LightGBM accepts any integer ids), "
+            "add 1 to every line."
+        )
     return position
 
 

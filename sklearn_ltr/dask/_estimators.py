@@ -220,7 +220,7 @@ class _DaskRankerMixin:
 
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
-            warn_pooled_categories(self._bin_mapper, self, stacklevel=5)
+            warn_pooled_categories(self._bin_mapper, self)
         infos = gather([
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()),
                                   self._objective_state(warm))
