@@ -89,45 +89,54 @@ def _thresholds_from_sorted(values, max_bins, out):
     return _move_thresholds_out_of_the_zero_band(out, k)
 
 
-def out_of_the_zero_band(thresholds):
-    """``thresholds`` with each one in ``[-ZERO_BAND, ZERO_BAND)`` moved to
-    the edge of the band on zero's side, as binning places them (see
-    :func:`_move_thresholds_out_of_the_zero_band`); for models fitted before
-    binning did."""
-    thresholds = np.asarray(thresholds, dtype=np.float64)
-    moved = np.where((thresholds >= 0.0) & (thresholds < ZERO_BAND), ZERO_BAND, thresholds)
-    return np.where((moved >= -ZERO_BAND) & (moved < 0.0),
-                    np.nextafter(-ZERO_BAND, -np.inf), moved)
-
-
-@njit(cache=True)
-def _move_thresholds_out_of_the_zero_band(thresholds, k):
-    """Move every threshold in ``[-ZERO_BAND, ZERO_BAND)`` to the edge of the
-    band on zero's side of it, drop the duplicates this makes, and return
-    the new count.
+@njit(cache=True, inline="always")
+def _outside_the_zero_band(t):
+    """``t`` if it is outside ``[-ZERO_BAND, ZERO_BAND)``, else the edge of
+    the band on zero's side of ``t``: ``ZERO_BAND`` for ``t`` in ``[0,
+    ZERO_BAND)`` (0 itself, as quantiles of data with many zeros give), the
+    double just below ``-ZERO_BAND`` for ``t`` in ``[-ZERO_BAND, 0)``.
 
     LightGBM reads every input value ``|x| <= ZERO_BAND`` as 0 (its
     ``kZeroThreshold``); with no threshold inside the band, ``x <=
     threshold`` sends every such value where it sends 0, so our models and
-    their LightGBM export route every value alike. A threshold in ``[0,
-    ZERO_BAND)`` (0 itself, as quantiles of data with many zeros give)
-    becomes ``ZERO_BAND``, which LightGBM writes for such splits too; one in
-    ``[-ZERO_BAND, 0)`` becomes the double just below ``-ZERO_BAND``. The
-    thresholds stay sorted. Training rows get the same bins unless they
-    hold values inside the band, which now share zero's bin.
+    their LightGBM export route every value alike. LightGBM writes
+    ``ZERO_BAND`` for such splits too.
     """
-    below = np.nextafter(-ZERO_BAND, -np.inf)
+    if 0.0 <= t < ZERO_BAND:
+        return ZERO_BAND
+    if -ZERO_BAND <= t < 0.0:
+        return np.nextafter(-ZERO_BAND, -np.inf)
+    return t
+
+
+@njit(cache=True)
+def _move_thresholds_out_of_the_zero_band(thresholds, k):
+    """Apply :func:`_outside_the_zero_band` to ``thresholds[:k]`` (sorted)
+    in place, drop the duplicates it makes, and return the new count; the
+    thresholds stay sorted. Training rows get the same bins unless they
+    hold values inside the band, which now share zero's bin."""
     kept = 0
     for i in range(k):
-        t = thresholds[i]
-        if 0.0 <= t < ZERO_BAND:
-            t = ZERO_BAND
-        elif -ZERO_BAND <= t < 0.0:
-            t = below
+        t = _outside_the_zero_band(thresholds[i])
         if kept == 0 or t != thresholds[kept - 1]:
             thresholds[kept] = t
             kept += 1
     return kept
+
+
+@njit(cache=True)
+def _each_outside_the_zero_band(values, out):
+    for i in range(values.shape[0]):
+        out[i] = _outside_the_zero_band(values[i])
+
+
+def out_of_the_zero_band(thresholds):
+    """``thresholds`` (1-d) with :func:`_outside_the_zero_band` applied to
+    each, as binning places them; for models fitted before it did."""
+    thresholds = np.ascontiguousarray(thresholds, dtype=np.float64)
+    out = np.empty_like(thresholds)
+    _each_outside_the_zero_band(thresholds, out)
+    return out
 
 
 # Size of the sorted block of sampled values that BinMapper.fit holds at once.
