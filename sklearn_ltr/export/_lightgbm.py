@@ -145,11 +145,10 @@ def _feature_infos(ensemble):
     ``[lowest:highest]`` for a numeric one, where LightGBM writes the range
     of its training values. Our models do not keep that range; the range of
     the model's thresholds on the feature is written instead, to six
-    significant digits. LightGBM
-    reads these entries for continued training only, never to predict, but
-    other readers tell numeric from categorical features by them (lleaves
-    compiles a feature whose entry does not start with ``[`` as
-    categorical)."""
+    significant digits. LightGBM reads these entries for continued training
+    only, never to predict, but other readers tell numeric from categorical
+    features by them (lleaves compiles a feature whose entry does not start
+    with ``[`` as categorical)."""
     nodes = ensemble.nodes
     splits = nodes[nodes["is_leaf"] == 0]
     infos = []
