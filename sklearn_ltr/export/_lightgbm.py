@@ -252,7 +252,8 @@ def model_text(ensemble):
         "feature_infos=" + " ".join(_feature_infos(ensemble)),
         "tree_sizes=" + " ".join(str(len(b.encode("utf-8"))) for b in blocks),
     ]
-    return "\n".join(header) + "\n\n" + "".join(blocks) + "end of trees\n\npandas_categorical:null\n"
+    return ("\n".join(header) + "\n\n" + "".join(blocks)
+            + "end of trees\n\npandas_categorical:null\n")
 
 
 def _node_json(tree, code, counted_features, thresholds):
