@@ -294,6 +294,13 @@ def _check_positive_float(value, name):
     return float(value)
 
 
+def _check_non_negative_float(value, name):
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not np.isfinite(value) or value < 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+    return float(value)
+
+
 def _query_reduce(ufunc, values, offsets, empty=0.0):
     """``ufunc.reduce`` of ``values`` over each query; ``empty`` for empty ones.
 

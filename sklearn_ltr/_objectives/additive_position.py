@@ -3,10 +3,9 @@ position, as LightGBM 4.1+ does when its ``Dataset`` is given ``position``;
 see :class:`AdditivePositionLambdaRankObjective`.
 """
 
-import numbers
-
 import numpy as np
 
+from ._base import _check_non_negative_float
 from .lambdarank import LambdaRankObjective
 from .unbiased_lambdarank import check_positions
 
@@ -91,13 +90,9 @@ class AdditivePositionLambdaRankObjective(LambdaRankObjective):
     ):
         super().__init__(y, offsets, sample_weight, **params)
         position = check_positions(position, self.y.shape[0])
-        for value, name in ((learning_rate, "learning_rate"),
-                            (position_bias_regularization, "position_bias_regularization")):
-            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                    or not np.isfinite(value) or value < 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-        self.learning_rate = float(learning_rate)
-        self.position_bias_regularization = float(position_bias_regularization)
+        self.learning_rate = _check_non_negative_float(learning_rate, "learning_rate")
+        self.position_bias_regularization = _check_non_negative_float(
+            position_bias_regularization, "position_bias_regularization")
         self._position_index = position - 1
         start = (np.zeros(0, dtype=np.float32) if initial_position_offset is None
                  else np.asarray(initial_position_offset, dtype=np.float32))

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
+from ._base import _check_non_negative_float
 from .lambdarank import (
     _SCORE_GAP_EPS,
     LambdaRankObjective,
@@ -302,13 +303,8 @@ class UnbiasedLambdaRankObjective(LambdaRankObjective):
     ):
         super().__init__(y, offsets, sample_weight, **params)
         position = check_positions(position, self.y.shape[0])
-        if (isinstance(position_bias_norm, bool)
-                or not isinstance(position_bias_norm, numbers.Real)
-                or not np.isfinite(position_bias_norm) or position_bias_norm < 0):
-            raise ValueError(
-                f"position_bias_norm must be a finite number >= 0, got {position_bias_norm!r}."
-            )
-        self.position_bias_norm = float(position_bias_norm)
+        self.position_bias_norm = _check_non_negative_float(position_bias_norm,
+                                                            "position_bias_norm")
         self._position_index = position - 1
         known = [] if initial_position_bias is None else [
             np.asarray(t, dtype=np.float64) for t in initial_position_bias]
