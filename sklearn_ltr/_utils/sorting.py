@@ -137,6 +137,19 @@ def _sort_eight(keys, start):
     _order_two(keys, start + 5, start + 6)
 
 
+@njit(cache=True, inline="always")
+def _place_smaller_front(source, target, i, j, k):
+    """One pick of a merge from the front: ``target[k]`` gets the smaller of
+    ``source[i]`` and ``source[j]`` (the left one on a tie, for stability);
+    returns ``i`` and ``j`` with the taken one advanced. A select, not a
+    branch: the picks of random keys are unpredictable."""
+    a = source[i]
+    b = source[j]
+    take_left = a <= b
+    target[k] = a if take_left else b
+    return i + take_left, j + (not take_left)
+
+
 @njit(cache=True)
 def sort_in_place(keys, spare):
     """Sort integer ``keys`` ascending in place; ``spare`` is scratch of
@@ -178,12 +191,7 @@ def sort_in_place(keys, spare):
                 i, j, k = left, middle, left
                 i_back, j_back, k_back = middle - 1, right - 1, right - 1
                 for _ in range(width):
-                    a = source[i]
-                    b = source[j]
-                    take_left = a <= b
-                    target[k] = a if take_left else b
-                    i += take_left
-                    j += not take_left
+                    i, j = _place_smaller_front(source, target, i, j, k)
                     k += 1
                     a = source[i_back]
                     b = source[j_back]
@@ -195,12 +203,7 @@ def sort_in_place(keys, spare):
                 continue
             i, j, k = left, middle, left
             while i < middle and j < right:
-                a = source[i]
-                b = source[j]
-                take_left = a <= b
-                target[k] = a if take_left else b
-                i += take_left
-                j += not take_left
+                i, j = _place_smaller_front(source, target, i, j, k)
                 k += 1
             while i < middle:
                 target[k] = source[i]
