@@ -8,20 +8,17 @@ import io
 import json
 import logging
 import re
-import warnings
 import zipfile
 
 import numpy as np
 import pytest
+from _click_fits import check_grid_search_routes_positions, same_trees
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn import config_context
-from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from sklearn_ltr import LambdaMARTRanker, load_model
 from sklearn_ltr._gbdt.common import G_H_DTYPE
 from sklearn_ltr._objectives import OBJECTIVES
 from sklearn_ltr.datasets import make_ranking, simulate_clicks
-from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
 PARAMS = dict(n_estimators=8, max_leaf_nodes=7, min_samples_leaf=5, early_stopping=False,
               random_state=0)
@@ -171,11 +168,6 @@ def test_the_objective_refuses_bad_values(bad, match):
         OBJECTIVES["lambdarank_additive"](np.array([1.0, 0.0, 0.0]), np.array([0, 3]), **kwargs)
 
 
-def _same_trees(a, b):
-    return len(a._booster.trees) == len(b._booster.trees) and all(
-        x.tobytes() == y.tobytes() for x, y in zip(a._booster.trees, b._booster.trees))
-
-
 def test_the_offsets_fall_with_position_and_change_the_model(clicks):
     X, click, qid, position = clicks
     plain = LambdaMARTRanker(**PARAMS).fit(X, click, qid=qid)
@@ -187,10 +179,10 @@ def test_the_offsets_fall_with_position_and_change_the_model(clicks):
     assert offset.shape == (10,) and offset.dtype == np.float64
     # Clicks fall with position (examination 1/r): so do the offsets.
     assert offset[0] > offset[4] > offset[9]
-    assert not _same_trees(plain, additive)
+    assert not same_trees(plain, additive)
     # The first tree is grown before any offset is learned: plain LambdaMART's.
     one = LambdaMARTRanker(**dict(PARAMS, n_estimators=1), position_debiasing="additive")
-    assert _same_trees(one.fit(X, click, qid=qid, position=position),
+    assert same_trees(one.fit(X, click, qid=qid, position=position),
                        LambdaMARTRanker(**dict(PARAMS, n_estimators=1)).fit(X, click, qid=qid))
     # A penalty keeps the offsets nearer 0.
     penalised = LambdaMARTRanker(**PARAMS, position_debiasing="additive",
@@ -212,7 +204,7 @@ def test_without_positions_it_warns_and_is_plain_lambdamart(clicks):
     X, click, qid, _ = clicks
     with pytest.warns(UserWarning, match="needs the displayed positions"):
         ranker = LambdaMARTRanker(**PARAMS, position_debiasing="additive").fit(X, click, qid=qid)
-    assert _same_trees(ranker, LambdaMARTRanker(**PARAMS).fit(X, click, qid=qid))
+    assert same_trees(ranker, LambdaMARTRanker(**PARAMS).fit(X, click, qid=qid))
     assert not hasattr(ranker, "position_offset_")
 
 
@@ -224,7 +216,7 @@ def test_warm_start_continues_the_trees_and_the_offsets(clicks):
     warm.fit(X, click, qid=qid, position=position)
     warm.set_params(n_estimators=PARAMS["n_estimators"]).fit(X, click, qid=qid,
                                                              position=position)
-    assert _same_trees(whole, warm)
+    assert same_trees(whole, warm)
     assert_array_equal(warm.position_offset_, whole.position_offset_)
 
 
@@ -261,29 +253,13 @@ def test_save_and_load_keep_the_offsets_and_a_warm_start_continues(clicks):
     loaded.set_params(n_estimators=PARAMS["n_estimators"]).fit(X, click, qid=qid,
                                                                position=position)
     whole = LambdaMARTRanker(**params).fit(X, click, qid=qid, position=position)
-    assert _same_trees(loaded, whole)
+    assert same_trees(loaded, whole)
     assert_array_equal(loaded.position_offset_, whole.position_offset_)
 
 
 def test_grid_search_routes_positions_to_fit(clicks):
-    X, click, qid, position = clicks
     base = LambdaMARTRanker(**PARAMS, position_debiasing="additive")
-    grid = {"position_bias_regularization": [0.0, 2.0]}
-    search = GridSearchCV(base, grid, scoring=ndcg_scorer(10), cv=GroupKFold(3))
-    with config_context(enable_metadata_routing=True), \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        search.fit(X, click, qid=qid, groups=qid, position=position)
-    assert not [w for w in caught if "position=" in str(w.message)]
-    train, test = next(GroupKFold(3).split(X, click, groups=qid))
-    for value in grid["position_bias_regularization"]:
-        by_hand = LambdaMARTRanker(**PARAMS, position_debiasing="additive",
-                                   position_bias_regularization=value).fit(
-            X[train], click[train], qid=qid[train], position=position[train])
-        expected = ndcg_score(click[test], by_hand.predict(X[test]), qid=qid[test], k=10)
-        candidate = search.cv_results_["params"].index({"position_bias_regularization": value})
-        assert search.cv_results_["split0_test_score"][candidate] == pytest.approx(
-            expected, abs=1e-12)
+    check_grid_search_routes_positions(clicks, base, "position_bias_regularization", [0.0, 2.0])
 
 
 def test_dask_training_gives_the_single_process_model(clicks):

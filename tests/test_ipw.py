@@ -4,20 +4,17 @@ query, and the estimator option with its checks, persistence, warm starts,
 routing and Dask."""
 
 import io
-import warnings
 
 import numpy as np
 import pytest
+from _click_fits import check_grid_search_routes_positions, same_trees
 from _debiased_lambdas import debiased_lambdas_by_pair
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn import config_context
-from sklearn.model_selection import GridSearchCV, GroupKFold
 
 from sklearn_ltr import LambdaMARTRanker, load_model
 from sklearn_ltr._gbdt.common import G_H_DTYPE
 from sklearn_ltr._objectives import OBJECTIVES
 from sklearn_ltr.datasets import make_ranking
-from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
 
 def _reference(y, scores, position, offsets, propensity, clip, **kwargs):
@@ -149,11 +146,6 @@ def clicks():
     return X[rows], click, session, position
 
 
-def _same_trees(a, b):
-    return len(a._booster.trees) == len(b._booster.trees) and all(
-        x.tobytes() == y.tobytes() for x, y in zip(a._booster.trees, b._booster.trees))
-
-
 def test_weights_change_the_model_and_learn_no_attributes(clicks):
     X, click, qid, position = clicks
     ranker = LambdaMARTRanker(**PARAMS, position_debiasing="ipw", propensity=PROPENSITY).fit(
@@ -174,7 +166,7 @@ def test_weights_of_one_give_plain_lambdamart_bit_for_bit(clicks, weights_of_one
     plain = LambdaMARTRanker(**PARAMS).fit(X, click, qid=qid)
     ipw = LambdaMARTRanker(**PARAMS, position_debiasing="ipw", **weights_of_one).fit(
         X, click, qid=qid, position=position)
-    assert _same_trees(plain, ipw)
+    assert same_trees(plain, ipw)
 
 
 def test_without_positions_it_warns_and_is_plain_lambdamart(clicks):
@@ -185,7 +177,7 @@ def test_without_positions_it_warns_and_is_plain_lambdamart(clicks):
                                   propensity=PROPENSITY).fit(X, click, qid=qid)
     assert record[0].filename == __file__
     assert ranker.objective_ == "lambdarank"
-    assert _same_trees(plain, ranker)
+    assert same_trees(plain, ranker)
 
 
 def test_the_estimator_refuses_missing_ignored_or_short_propensities(clicks):
@@ -248,7 +240,7 @@ def test_warm_start_continues_the_trees(clicks):
     warm.fit(X, click, qid=qid, position=position)
     warm.set_params(n_estimators=PARAMS["n_estimators"]).fit(X, click, qid=qid,
                                                              position=position)
-    assert _same_trees(whole, warm)
+    assert same_trees(whole, warm)
     # After Unbiased LambdaMART, a warm start with "ipw" uses the given
     # propensities (not the estimated biases) and drops them.
     unbiased = LambdaMARTRanker(**dict(PARAMS, n_estimators=5, warm_start=True),
@@ -276,29 +268,12 @@ def test_save_and_load_keep_the_parameters_and_a_warm_start_continues(clicks):
     loaded.set_params(n_estimators=PARAMS["n_estimators"]).fit(X, click, qid=qid,
                                                                position=position)
     whole = LambdaMARTRanker(**params).fit(X, click, qid=qid, position=position)
-    assert _same_trees(loaded, whole)
+    assert same_trees(loaded, whole)
 
 
 def test_grid_search_routes_positions_to_fit(clicks):
-    X, click, qid, position = clicks
     base = LambdaMARTRanker(**PARAMS, position_debiasing="ipw", propensity=PROPENSITY)
-    search = GridSearchCV(base, {"propensity_clip": [0.01, 0.5]}, scoring=ndcg_scorer(10),
-                          cv=GroupKFold(3))
-    with config_context(enable_metadata_routing=True), \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        search.fit(X, click, qid=qid, groups=qid, position=position)
-    # A fold fitted without positions would have warned.
-    assert not [w for w in caught if "position=" in str(w.message)]
-    train, test = next(GroupKFold(3).split(X, click, groups=qid))
-    for clip in (0.01, 0.5):
-        by_hand = LambdaMARTRanker(**PARAMS, position_debiasing="ipw", propensity=PROPENSITY,
-                                   propensity_clip=clip).fit(
-            X[train], click[train], qid=qid[train], position=position[train])
-        expected = ndcg_score(click[test], by_hand.predict(X[test]), qid=qid[test], k=10)
-        candidate = search.cv_results_["params"].index({"propensity_clip": clip})
-        assert search.cv_results_["split0_test_score"][candidate] == pytest.approx(
-            expected, abs=1e-12)
+    check_grid_search_routes_positions(clicks, base, "propensity_clip", [0.01, 0.5])
 
 
 def test_dask_training_gives_the_single_process_model(clicks):
