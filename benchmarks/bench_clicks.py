@@ -62,7 +62,6 @@ SHOWN = 10  # documents per session
 MAX_LABEL = 4  # make_ranking's labels 0-4
 BIAS_NORM = 1.0  # position_bias_norm = lambdarank_bias_norm (both defaults)
 DBN_CONTINUATION = 0.9  # gamma of the DBN worlds
-DEFAULT_METHOD = "unbiased_lambdamart"  # our default debiasing method today
 K = 10
 # Click models: name -> simulate_clicks keywords.
 CLICK_MODELS = {
@@ -89,27 +88,24 @@ QUICK = dict(data=dict(n_features=20, docs_per_query=20), production=40, train=6
              quality_overrides={"weak": dict(queries=10, trees=3), "strong": dict(queries=40, trees=15)})
 SHARED = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255)
 
-# name -> (library, debiasing); the label in tables is the name.
+# name -> (library, debiasing, learning rate as a multiple of SHARED's); the
+# label in tables is the name. Half the learning rate: XGBoost's LambdaMART
+# hessian is twice ours, so ours at half the rate takes the Newton steps
+# XGBoost takes at the shared one; the clicks guide recommends it on clicks.
 MODELS = {
-    "LambdaMART clicks": ("ours", None),
-    # Half the learning rate: XGBoost's LambdaMART hessian is twice ours, so
-    # this takes the steps XGBoost takes at the shared learning rate.
-    "LambdaMART clicks, half learning rate": ("ours", "half_learning_rate"),
-    "LambdaMART unbiased_lambdamart": ("ours", "unbiased_lambdamart"),
-    "LambdaMART ipw (true propensities)": ("ours", "ipw"),
-    "LambdaMART additive": ("ours", "additive"),
-    "XGBoost rank:ndcg clicks": ("xgboost", None),
-    "XGBoost lambdarank_unbiased": ("xgboost", "unbiased"),
-    "LightGBM lambdarank clicks": ("lightgbm", None),
-    "LightGBM lambdarank position": ("lightgbm", "position"),
-    "LambdaMART true labels (ceiling)": ("ours", "labels"),
+    "LambdaMART clicks": ("ours", None, 1.0),
+    "LambdaMART clicks, half learning rate": ("ours", None, 0.5),
+    "LambdaMART unbiased_lambdamart": ("ours", "unbiased_lambdamart", 1.0),
+    "LambdaMART unbiased_lambdamart, half learning rate": ("ours", "unbiased_lambdamart", 0.5),
+    "LambdaMART ipw (true propensities), half learning rate": ("ours", "ipw", 0.5),
+    "LambdaMART additive": ("ours", "additive", 1.0),
+    "XGBoost rank:ndcg clicks": ("xgboost", None, 1.0),
+    "XGBoost lambdarank_unbiased": ("xgboost", "unbiased", 1.0),
+    "LightGBM lambdarank clicks": ("lightgbm", None, 1.0),
+    "LightGBM lambdarank position": ("lightgbm", "position", 1.0),
+    "LambdaMART true labels (ceiling)": ("ours", "labels", 1.0),
 }
-OURS_DEFAULT = f"LambdaMART {DEFAULT_METHOD}"
-RAW = "LambdaMART clicks"
-XGB_UNBIASED = "XGBoost lambdarank_unbiased"
-LGB_POSITION = "LightGBM lambdarank position"
 CEILING = "LambdaMART true labels (ceiling)"
-BIASED = (OURS_DEFAULT, XGB_UNBIASED)  # the models that estimate propensities
 
 
 def world_names(config):
@@ -233,17 +229,13 @@ class _LightGBMFit:
 def fit_model(name, tr, truth, propensity, trees, seed):
     """Fit one model of ``MODELS`` on the click log ``tr``; returns (library,
     fitted model, (t+, t-) or None)."""
-    library, kind = MODELS[name]
+    library, kind, rate_factor = MODELS[name]
     s = SHARED
     if library == "ours":
-        learning_rate = s["learning_rate"]
+        learning_rate = s["learning_rate"] * rate_factor
         if kind == "labels":
             X, y, q = truth
             extra, fit_kw = {}, {}
-        elif kind == "half_learning_rate":
-            X, y, q = tr["X"], tr["click"], tr["session"]
-            extra, fit_kw = {}, {}
-            learning_rate /= 2
         else:
             X, y, q = tr["X"], tr["click"], tr["session"]
             extra = {} if kind is None else dict(position_debiasing=kind)
@@ -257,7 +249,7 @@ def fit_model(name, tr, truth, propensity, trees, seed):
                                  max_bins=s["bins"], early_stopping=False, n_jobs=1,
                                  random_state=seed, **extra).fit(X, y, qid=q, **fit_kw)
         biases = None
-        if kind == DEFAULT_METHOD:
+        if kind == "unbiased_lambdamart":
             biases = (model.position_bias_[:SHOWN], model.position_bias_unclicked_[:SHOWN])
         return library, model, biases
     if library == "xgboost":
@@ -326,6 +318,45 @@ def run_world(name, parts, production, config, seed, log):
     return out
 
 
+# A worker process's copy of the data and production scores, set once by
+# _start_worker so the tasks do not pickle them again.
+_WORKER = {}
+
+
+def _start_worker(parts, production, config, start):
+    _WORKER.update(parts=parts, production=production, config=config,
+                   log=minutes_logger(start))
+
+
+def _run_world_in_worker(world, seed):
+    w = _WORKER
+    return run_world(world, w["parts"], w["production"], w["config"], seed, w["log"])
+
+
+def run_worlds(worlds, seeds, parts, production, config, start, jobs):
+    """``run_world`` for every world and seed, on ``jobs`` processes (each
+    fit single-threaded, so results do not depend on ``jobs``); returns
+    world -> list of per-seed results, in seed order."""
+    tasks = [(world, seed) for world in worlds for seed in range(seeds)]
+    if jobs == 1:
+        log = minutes_logger(start)
+        done = [run_world(w, parts, production, config, s, log) for w, s in tasks]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: the parent has run numba's threads (production rankers),
+        # which a forked child must not inherit.
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_start_worker,
+                                 initargs=(parts, production, config, start)) as pool:
+            done = list(pool.map(_run_world_in_worker, *zip(*tasks)))
+    out = {world: [] for world in worlds}
+    for (world, _), result in zip(tasks, done):
+        out[world].append(result)
+    return out
+
+
 def resolve_quality(config, quality):
     return {**QUALITIES[quality], **config.get("quality_overrides", {}).get(quality, {})}
 
@@ -374,6 +405,9 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=None,
                         help="click draws and fits per world (default 3, quick 1)")
     parser.add_argument("--trees", type=int, default=None, help="trees per model")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes running worlds and seeds side by side (default 1); every "
+                             "fit uses one thread, so the results do not depend on it")
     parser.add_argument("--out", default=None,
                         help="report path (default benchmarks/results/clicks.md; quick: a temp file); "
                              "the plot is written beside it")
@@ -403,10 +437,8 @@ def main(argv=None):
     for quality in sorted({parse_world(w)[1] for w in worlds}, key=list(QUALITIES).index):
         production[quality] = production_scores(parts, resolve_quality(config, quality), seed=0)
         log(f"production ranker {quality}: test NDCG@10 {np.nanmean(production[quality][1]):.4f}")
-    results = {}
-    for world in worlds:
-        results[world] = average_seeds([run_world(world, parts, production, config, seed, log)
-                                        for seed in range(seeds)])
+    runs = run_worlds(worlds, seeds, parts, production, config, start, args.jobs)
+    results = {world: average_seeds(runs[world]) for world in worlds}
     png = os.path.splitext(out)[0] + "_propensities.png"
     plot_propensities(results, png)
     meta = dict(argv=["python", "benchmarks/bench_clicks.py", *argv], version=version,
