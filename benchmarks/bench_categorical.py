@@ -9,6 +9,16 @@ category-dependent slope on a hidden factor (see ``make_ranking``). The
 first two thirds of the queries train, the last third is held out for test
 NDCG@10. Each seed draws a new data set and seeds the models.
 
+``--world catalogue`` replaces ``make_ranking`` with a world of another
+structure, built here and nowhere else: each document has 6 numeric
+features, a brand (60 categories) and a merchant (the cardinality of the
+last ``--n-categories`` entry); relevance is a merchant effect, a
+merchant-specific slope on the first numeric feature (what price is worth
+depends on the merchant), a brand effect, a saturating and a gated
+numeric term, a per-query slope on another feature, and noise; labels 0-4
+cut at the 50/80/95/99th percentiles. ``--frequencies`` chooses Zipf or
+uniform category usage in both worlds.
+
 Models (``--models``, all by default):
 
 - ``categorical``: ``LambdaMARTRanker(categorical_features=[the categorical
@@ -19,7 +29,11 @@ Models (``--models``, all by default):
   floor that shows what the categories are worth;
 - ``lightgbm-categorical``: ``LGBMRanker(objective="lambdarank")`` with the
   same columns as ``categorical_feature`` in ``fit``;
-- ``lightgbm-ordinal``: LightGBM on the same codes, nothing declared.
+- ``lightgbm-ordinal``: LightGBM on the same codes, nothing declared;
+- ``catboost-categorical``: ``CatBoostRanker(loss_function="YetiRank")``
+  with the same columns as ``cat_features`` (its target statistics and
+  one-hot splits at CatBoost's defaults), the same trees and learning
+  rate, CatBoost's default depth 6 (symmetric trees of 64 leaves).
 
 All train ``--trees`` (300) trees without early stopping, with the same
 settings: learning rate 0.1, 31 leaves (``max_leaf_nodes``/``num_leaves``),
@@ -45,37 +59,54 @@ The ``categorical`` model needs a ``sklearn_ltr`` whose ``LambdaMARTRanker``
 takes ``categorical_features``; without it the script stops with a message,
 and ``--models`` can name the other models only.
 
+``--memory`` runs every fit in a process of its own (spawned) and reports
+the peak resident memory the fit added: the process's peak after the fit
+minus its peak after imports, data and a warm-up fit of 2 trees (so numba's
+compilation and the libraries' first-call setup are not counted). The
+differences table then carries paired t-tests over seeds where there are
+at least 3.
+
 Run: ``python benchmarks/bench_categorical.py [--seeds 5] [--trees 300]
-[--models categorical ordinal ...]``. With the defaults, the four models
+[--models categorical ordinal ...] [--world catalogue] [--frequencies
+uniform] [--n-categories 60 10000] [--memory]``. Issue 30's grid: ``--world
+make_ranking`` and ``catalogue``, ``--n-categories 60 K`` for K in 300,
+1000, 10000, 100000, ``--frequencies`` zipf and uniform, 5 seeds. With the defaults, the four models
 other than ``categorical`` took 2 minutes of CPU time in all (6 minutes of
 wall time on a shared, loaded 2-core machine).
 """
 
 import argparse
+import multiprocessing
 import os
+import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from _report import fmt_p, paired
 
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.datasets import make_ranking
-from sklearn_ltr.metrics import ndcg_score
+from sklearn_ltr.metrics import ndcg_score_per_query
 
 SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
-MODELS = ("categorical", "ordinal", "numeric-only", "lightgbm-categorical", "lightgbm-ordinal")
+MODELS = ("categorical", "ordinal", "numeric-only", "lightgbm-categorical", "lightgbm-ordinal",
+          "catboost-categorical")
 LABELS = {
     "categorical": "ours categorical",
     "ordinal": "ours ordinal",
     "numeric-only": "ours numeric only",
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
+    "catboost-categorical": "CatBoost categorical",
 }
 # (a, b): rows "a - b" of the differences table, when both were run.
 PAIRS = (
     ("categorical", "ordinal"),
     ("categorical", "lightgbm-categorical"),
     ("lightgbm-categorical", "lightgbm-ordinal"),
+    ("categorical", "catboost-categorical"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("ordinal", "numeric-only"),
@@ -96,7 +127,35 @@ def check_categorical_support():
         )
 
 
-def draw(seed, n_queries, docs_per_query, n_features, n_categories):
+def catalogue(seed, n_queries, docs_per_query, n_merchants, frequencies):
+    """The ``catalogue`` world (see the module docstring): X (6 numeric
+    columns, brand, merchant), y, qid and the categorical columns."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(max(docs_per_query // 2, 2), docs_per_query * 3 // 2 + 1, n_queries)
+    qid = np.repeat(np.arange(n_queries), sizes)
+    n = qid.size
+
+    def usage(k):
+        if frequencies == "uniform":
+            return rng.integers(0, k, n)
+        share = 1.0 / np.arange(1, k + 1)
+        return rng.permutation(k)[rng.choice(k, n, p=share / share.sum())]
+
+    merchant, brand = usage(n_merchants), usage(60)
+    merchant_effect, merchant_slope = rng.normal(0, 1, (2, n_merchants))
+    brand_effect = rng.normal(0, 0.7, 60)
+    numeric = rng.normal(size=(n, 6))
+    query_slope = rng.normal(0, 0.5, n_queries)[qid]
+    relevance = (merchant_effect[merchant] + merchant_slope[merchant] * numeric[:, 0]
+                 + brand_effect[brand] + 1.2 * np.tanh(numeric[:, 1])
+                 + 0.8 * (numeric[:, 2] > 0.5) * numeric[:, 3] + query_slope * numeric[:, 4]
+                 + rng.normal(0, 1, n))
+    y = np.searchsorted(np.quantile(relevance, [0.5, 0.8, 0.95, 0.99]), relevance).astype(float)
+    return np.column_stack([numeric, brand, merchant]).astype(float), y, qid, [6, 7]
+
+
+def draw(seed, n_queries, docs_per_query, n_features, n_categories, world="make_ranking",
+         frequencies="zipf"):
     """Training and test data of one seed, and the categorical columns.
 
     Returns
@@ -104,15 +163,20 @@ def draw(seed, n_queries, docs_per_query, n_features, n_categories):
     train, test : tuple of (X, y, qid)
         The first ``TRAIN_SHARE`` of the queries, and the rest.
     columns : list of int
-        Indices of the categorical columns, the last ones of X.
+        Indices of the categorical columns.
     """
-    n_categorical = len(n_categories)
-    X, y, qid = make_ranking(
-        n_queries, docs_per_query=docs_per_query, n_features=n_features,
-        n_categorical=n_categorical, n_categories=n_categories, random_state=seed,
-    )
+    if world == "catalogue":
+        X, y, qid, columns = catalogue(seed, n_queries, docs_per_query, n_categories[-1],
+                                       frequencies)
+    else:
+        n_categorical = len(n_categories)
+        X, y, qid = make_ranking(
+            n_queries, docs_per_query=docs_per_query, n_features=n_features,
+            n_categorical=n_categorical, n_categories=n_categories,
+            category_frequencies=frequencies, random_state=seed,
+        )
+        columns = list(range(n_features - n_categorical, n_features))
     is_train = qid < int(round(TRAIN_SHARE * n_queries))
-    columns = list(range(n_features - n_categorical, n_features))
     return ((X[is_train], y[is_train], qid[is_train]), (X[~is_train], y[~is_train], qid[~is_train]),
             columns)
 
@@ -135,8 +199,9 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
 
     Returns
     -------
-    ndcg : float
-        Test NDCG@10.
+    ndcg : ndarray of shape (n_test_queries,)
+        Test NDCG@10 of each test query (NaN where the query has no
+        relevant document).
     seconds : float
         Fit time.
     """
@@ -147,7 +212,23 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
         keep = np.setdiff1d(np.arange(X.shape[1]), columns)
         X, X_test = X[:, keep], X_test[:, keep]
     start = time.perf_counter()
-    if model.startswith("lightgbm"):
+    if model == "catboost-categorical":
+        import catboost
+
+        def frame(A):  # CatBoost takes categories as integers or text, not floats
+            out = A.astype(object)
+            for c in columns:
+                out[:, c] = A[:, c].astype(np.int64)
+            return out
+
+        X, X_test = frame(X), frame(X_test)
+        ranker = catboost.CatBoostRanker(
+            loss_function="YetiRank", iterations=n_trees, learning_rate=s["learning_rate"],
+            max_bin=s["bins"], thread_count=s["threads"], random_seed=seed, verbose=0,
+            cat_features=columns, allow_writing_files=False,
+        )
+        ranker.fit(X, y, group_id=qid)
+    elif model.startswith("lightgbm"):
         import lightgbm
 
         ranker = lightgbm.LGBMRanker(
@@ -169,33 +250,66 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
         )
         ranker.fit(X, y, qid=qid)
     seconds = time.perf_counter() - start
-    ndcg = ndcg_score(y_test, ranker.predict(X_test), qid=qid_test, k=10, no_relevant="skip")
+    _, ndcg = ndcg_score_per_query(y_test, ranker.predict(X_test), qid=qid_test, k=10,
+                                   no_relevant="skip")
     return ndcg, seconds
 
 
-def print_tables(ndcg, seconds, models, n_seeds):
-    """The NDCG@10 table per model and the table of differences per pair."""
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def fit_in_own_process(model, data_args, seed, n_trees):
+    """Run in a spawned process: draw the data, warm up on 20 training
+    queries with 2 trees (compilation, first-call setup), then fit.
+
+    Returns
+    -------
+    ndcg, seconds
+        As :func:`fit_and_score`.
+    added_mb : float
+        Peak resident memory after the fit minus the peak before it.
+    """
+    train, test, columns = draw(seed, *data_args)
+    X, y, qid = train
+    few = qid < qid.min() + 20
+    fit_and_score(model, (X[few], y[few], qid[few]), test, columns, seed, 2)
+    before = _peak_mb()
+    ndcg, seconds = fit_and_score(model, train, test, columns, seed, n_trees)
+    return ndcg, seconds, _peak_mb() - before
+
+
+def print_tables(ndcg, seconds, memory, models, n_seeds):
+    """The NDCG@10 table per model and the table of differences per pair.
+
+    ``ndcg[m]`` holds one per-query array per seed; a difference's p is a
+    paired t-test over the test queries of every seed together.
+    """
     seeds = "".join(f"{f'seed {i}':>9}" for i in range(n_seeds))
-    header = f"{'model':<22}{seeds}{'mean':>9}{'sd':>8}{'fit s':>8}"
+    header = (f"{'model':<22}{seeds}{'mean':>9}{'sd':>8}{'fit s':>8}"
+              + (f"{'MB added':>10}" if memory else ""))
     print("\nTest NDCG@10")
     print(header)
     print("-" * len(header))
     for m in models:
-        v = np.array(ndcg[m])
+        v = np.array([np.nanmean(q) for q in ndcg[m]])
         print(f"{LABELS[m]:<22}" + "".join(f"{x:>9.4f}" for x in v)
               + f"{v.mean():>9.4f}{v.std(ddof=1) if v.size > 1 else 0.0:>8.4f}"
-              + f"{np.median(seconds[m]):>8.2f}")
+              + f"{np.median(seconds[m]):>8.2f}"
+              + (f"{np.median(memory[m]):>10.0f}" if memory else ""))
     pairs = [(a, b) for a, b in PAIRS if a in models and b in models]
     if not pairs:
         return
-    header = f"{'difference':<46}{seeds}{'mean':>9}{'sd':>8}"
-    print("\nPer-seed differences of test NDCG@10")
+    header = f"{'difference':<46}{seeds}{'mean':>9}{'p':>10}"
+    print("\nPer-seed differences of test NDCG@10 (p: paired t-test over the test queries of all "
+          "seeds)")
     print(header)
     print("-" * len(header))
     for a, b in pairs:
-        d = np.array(ndcg[a]) - np.array(ndcg[b])
+        d = np.array([np.nanmean(x) - np.nanmean(z) for x, z in zip(ndcg[a], ndcg[b])])
+        (_, p), = paired(np.concatenate(ndcg[a])[None], np.concatenate(ndcg[b])[None])
         print(f"{LABELS[a] + ' - ' + LABELS[b]:<46}" + "".join(f"{x:>+9.4f}" for x in d)
-              + f"{d.mean():>+9.4f}{d.std(ddof=1) if d.size > 1 else 0.0:>8.4f}")
+              + f"{d.mean():>+9.4f}{fmt_p(p):>10}")
 
 
 def main():
@@ -210,26 +324,50 @@ def main():
     parser.add_argument("--n-categories", type=int, nargs="+", default=[20, 100, 255, 1000],
                         help="categories of each categorical column (one number per column)")
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--world", choices=("make_ranking", "catalogue"), default="make_ranking",
+                        help="make_ranking, or the catalogue world of another structure (its "
+                             "categorical columns: 60 brands and the last --n-categories merchants)")
+    parser.add_argument("--frequencies", choices=("zipf", "uniform"), default="zipf",
+                        help="how often each category is used")
+    parser.add_argument("--memory", action="store_true",
+                        help="every fit in a spawned process of its own, reporting the peak memory "
+                             "it added")
     args = parser.parse_args()
     models = [m for m in MODELS if m in args.models]
     if "categorical" in models:
         check_categorical_support()
 
-    print(f"{args.queries} queries of about {args.docs_per_query} documents, {args.features} "
-          f"features, the last {len(args.n_categories)} categorical with {args.n_categories} "
-          f"categories; {args.trees} trees; test on the last third of the queries", flush=True)
+    if args.world == "catalogue":
+        print(f"catalogue world: {args.queries} queries of about {args.docs_per_query} documents, "
+              f"6 numeric features, 60 brands and {args.n_categories[-1]} merchants ("
+              f"{args.frequencies} usage); {args.trees} trees; test on the last third of the "
+              "queries", flush=True)
+    else:
+        print(f"{args.queries} queries of about {args.docs_per_query} documents, {args.features} "
+              f"features, the last {len(args.n_categories)} categorical with {args.n_categories} "
+              f"categories ({args.frequencies} usage); {args.trees} trees; test on the last third "
+              "of the queries", flush=True)
+    data_args = (args.queries, args.docs_per_query, args.features, args.n_categories, args.world,
+                 args.frequencies)
     ndcg = {m: [] for m in models}
     seconds = {m: [] for m in models}
+    memory = {m: [] for m in models} if args.memory else None
     for seed in range(args.seeds):
-        train, test, columns = draw(seed, args.queries, args.docs_per_query, args.features,
-                                    args.n_categories)
+        train, test, columns = draw(seed, *data_args)
         for m in models:
-            value, secs = fit_and_score(m, train, test, columns, seed, args.trees)
+            if args.memory:
+                # spawn: a fresh interpreter, whose peak memory is this fit's alone
+                with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as one:
+                    value, secs, added = one.submit(fit_in_own_process, m, data_args, seed,
+                                                    args.trees).result()
+                memory[m].append(added)
+            else:
+                value, secs = fit_and_score(m, train, test, columns, seed, args.trees)
             ndcg[m].append(value)
             seconds[m].append(secs)
-        print(f"  seed {seed}: " + ", ".join(f"{LABELS[m]} {ndcg[m][-1]:.4f}" for m in models),
-              flush=True)
-    print_tables(ndcg, seconds, models, args.seeds)
+        print(f"  seed {seed}: " + ", ".join(f"{LABELS[m]} {np.nanmean(ndcg[m][-1]):.4f}"
+                                            for m in models), flush=True)
+    print_tables(ndcg, seconds, memory, models, args.seeds)
     print("\nNDCG@10 on held-out queries: exponential gain, ties averaged, queries without "
           "relevant documents skipped; sd over seeds.")
 
