@@ -27,6 +27,9 @@ Models (``--models``, all by default):
   are ordinary numbers);
 - ``numeric-only``: the same ranker without the categorical columns, the
   floor that shows what the categories are worth;
+- ``yetirank-categorical``: ``YetiRankRanker`` with the same
+  ``categorical_features``, to tell CatBoost's objective from its
+  handling of categories;
 - ``lightgbm-categorical``: ``LGBMRanker(objective="lambdarank")`` with the
   same columns as ``categorical_feature`` in ``fit``;
 - ``lightgbm-ordinal``: LightGBM on the same codes, nothing declared;
@@ -86,17 +89,18 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from _report import fmt_p, paired
 
-from sklearn_ltr import LambdaMARTRanker
+from sklearn_ltr import LambdaMARTRanker, YetiRankRanker
 from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score_per_query
 
 SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
-MODELS = ("categorical", "ordinal", "numeric-only", "lightgbm-categorical", "lightgbm-ordinal",
-          "catboost-categorical")
+MODELS = ("categorical", "ordinal", "numeric-only", "yetirank-categorical",
+          "lightgbm-categorical", "lightgbm-ordinal", "catboost-categorical")
 LABELS = {
     "categorical": "ours categorical",
     "ordinal": "ours ordinal",
     "numeric-only": "ours numeric only",
+    "yetirank-categorical": "ours YetiRank categ.",
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
     "catboost-categorical": "CatBoost categorical",
@@ -107,6 +111,7 @@ PAIRS = (
     ("categorical", "lightgbm-categorical"),
     ("lightgbm-categorical", "lightgbm-ordinal"),
     ("categorical", "catboost-categorical"),
+    ("yetirank-categorical", "catboost-categorical"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("ordinal", "numeric-only"),
@@ -242,8 +247,8 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
             categorical_feature=columns if model == "lightgbm-categorical" else "auto",
         )
     else:
-        extra = {"categorical_features": columns} if model == "categorical" else {}
-        ranker = LambdaMARTRanker(
+        extra = {"categorical_features": columns} if model.endswith("categorical") else {}
+        ranker = (YetiRankRanker if model.startswith("yetirank") else LambdaMARTRanker)(
             n_estimators=n_trees, learning_rate=s["learning_rate"], max_leaf_nodes=s["leaves"],
             min_samples_leaf=s["min_leaf"], max_bins=s["bins"], n_jobs=s["threads"],
             early_stopping=False, random_state=seed, **extra,
