@@ -33,11 +33,13 @@ test queries (true labels, at least 2,000 in the full run).
   over positions 2-10; our ``position_bias_unclicked_`` against the
   unclicked-side curve the click model implies (see ``_clicks_report.py``).
 
-Run: ``python benchmarks/bench_clicks.py`` (the full grid; its run time has
-not been measured: expect hours on a 2-core machine; ``--worlds`` runs a
-subset), or ``--quick`` for a smoke run of about a minute on tiny worlds,
-written to a temporary directory unless ``--out`` is given. Everything runs
-on one thread.
+Run: ``python benchmarks/bench_clicks.py`` (the full grid of 30 worlds;
+``--worlds`` runs a subset: the 12 worlds of ``results/clicks_pbm.md``, one
+with 100 sessions per query, took 84 minutes at 3 seeds with ``--jobs 2``
+on a 2-core machine, so expect several hours for the grid), or ``--quick``
+for a smoke run of about a minute on tiny worlds, written to a temporary
+directory unless ``--out`` is given. Every fit runs on one thread;
+``--jobs N`` runs N worlds and seeds side by side, with the same numbers.
 """
 
 import argparse
