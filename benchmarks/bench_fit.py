@@ -52,6 +52,11 @@ with a small fit of each ranker. The memory fits train ``min(--trees,
 histograms, gradients) is reached in the first iterations, and 500 trees of
 31 leaves add well under a megabyte of model.
 
+``--busy`` times the alternating fits a second time while another process
+spins on one of the cores (``python -c "while True: pass"``), and compares
+each library's fastest busy fit with its fastest idle one (issue 31: ours
+must slow down no more than LightGBM's).
+
 ``--profile`` prints, for each size and objective, where the fastest of our
 fits spent its time (``model._booster.phase_seconds``: binning, gradients,
 histograms, split finding, partition, the rest of tree growing, score update,
@@ -219,12 +224,9 @@ def _peak_memory(library, objective, data_dir, n_trees):
     return imported - loaded, peak - loaded
 
 
-def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile):
-    from sklearn_ltr.datasets import make_ranking
-
-    X, y, qid = make_ranking(n_queries=n_queries, random_state=0)
-    print(f"\n{n_queries} queries: {X.shape[0]} rows x {X.shape[1]} features "
-          f"({X.nbytes / 2**20:.0f} MB), {n_trees} trees", flush=True)
+def _alternating_fits(X, y, qid, repeats, n_trees, objectives, label="run"):
+    """Fit times (library, objective) -> list of seconds, and the phases of
+    our fastest fit per objective, alternating the libraries."""
     times = {(lib, obj): [] for lib in LIBRARIES for obj in objectives}
     phases = {}
     for repeat in range(repeats):
@@ -238,7 +240,30 @@ def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile):
                 del model
             parts.append(f"{obj}: ours {times['ours', obj][-1]:6.2f} s, "
                          f"LightGBM {times['lightgbm', obj][-1]:6.2f} s")
-        print(f"  run {repeat + 1}: " + "; ".join(parts), flush=True)
+        print(f"  {label} {repeat + 1}: " + "; ".join(parts), flush=True)
+    return times, phases
+
+
+def _beside_a_busy_process(X, y, qid, repeats, n_trees, objectives):
+    """The alternating fits again while another process spins on one core."""
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        times, _ = _alternating_fits(X, y, qid, repeats, n_trees, objectives,
+                                     label="beside a busy process, run")
+    finally:
+        hog.kill()
+        hog.wait()
+    return times
+
+
+def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile, busy=False):
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=n_queries, random_state=0)
+    print(f"\n{n_queries} queries: {X.shape[0]} rows x {X.shape[1]} features "
+          f"({X.nbytes / 2**20:.0f} MB), {n_trees} trees", flush=True)
+    times, phases = _alternating_fits(X, y, qid, repeats, n_trees, objectives)
+    busy_times = _beside_a_busy_process(X, y, qid, repeats, n_trees, objectives) if busy else None
     dataset_s = None
     if profile:
         dataset_s = min(_lightgbm_dataset_seconds(X, y, qid) for _ in range(repeats))
@@ -260,6 +285,13 @@ def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile):
             )
             row["fit_ratio"] = row["ours_s"] / row["lightgbm_s"]
             row["mem_ratio"] = row["ours_mb"] / max(row["lightgbm_mb"], 1e-9)
+            if busy_times is not None:
+                row["ours_slowdown"] = min(busy_times["ours", obj]) / row["ours_s"]
+                row["lightgbm_slowdown"] = min(busy_times["lightgbm", obj]) / row["lightgbm_s"]
+                print(f"  {obj} beside a busy process: fastest ours "
+                      f"{min(busy_times['ours', obj]):.2f} s ({row['ours_slowdown']:.2f}x idle), "
+                      f"LightGBM {min(busy_times['lightgbm', obj]):.2f} s "
+                      f"({row['lightgbm_slowdown']:.2f}x idle)", flush=True)
             print(
                 f"  {obj}: fastest ours {row['ours_s']:.2f} s, LightGBM {row['lightgbm_s']:.2f} s, "
                 f"ratio {row['fit_ratio']:.2f}; memory added ours {row['ours_mb']:.0f} MB "
@@ -410,6 +442,9 @@ def main():
                         help="at most this many trees in the memory fits")
     parser.add_argument("--profile", action="store_true",
                         help="print our phase times and LightGBM's Dataset construction time")
+    parser.add_argument("--busy", action="store_true",
+                        help="time the fits again beside another process spinning on one core, "
+                        "and compare each library's slowdown (issue 31)")
     parser.add_argument("--categorical", action="store_true",
                         help="time fits with categorical columns declared against the same "
                         "codes as numbers, ours and LightGBM's (issue 18)")
@@ -447,7 +482,7 @@ def main():
     rows = []
     for n in args.sizes:
         rows += bench_size(n, args.repeats if n < 20000 else min(args.repeats, 2), args.trees,
-                           args.objectives, args.memory_trees, args.profile)
+                           args.objectives, args.memory_trees, args.profile, args.busy)
 
     print(f"\n{'queries':>8} {'objective':<11}{'ours s':>9}{'LGBM s':>9}{'ratio':>7}{'target':>8}"
           f"{'ours MB':>9}{'LGBM MB':>9}{'ratio':>7}")
@@ -473,6 +508,13 @@ def main():
                     f"{MEMORY_TARGET}x LightGBM's at {MEMORY_TARGET_QUERIES} queries "
                     f"({r['mem_ratio']:.2f})")
             print(f"{'MET   ' if r['mem_ratio'] <= MEMORY_TARGET else 'MISSED'}  {name}")
+    for r in rows:
+        if "ours_slowdown" in r:
+            name = (f"{OUR_CLASS[r['objective']]} slows down beside a busy process no more than "
+                    f"LightGBM {LIGHTGBM_OBJECTIVE[r['objective']]} at {r['n_queries']} queries "
+                    f"({r['ours_slowdown']:.2f}x against {r['lightgbm_slowdown']:.2f}x)")
+            print(f"{'MET   ' if r['ours_slowdown'] <= r['lightgbm_slowdown'] else 'MISSED'}  "
+                  f"{name}")
     missing = sorted({1000, 5000, 20000} - set(args.sizes))
     if missing:
         print(f"(not judged: sizes {missing} were not run)")
