@@ -63,9 +63,10 @@ takes ``categorical_features``; without it the script stops with a message,
 and ``--models`` can name the other models only.
 
 ``--memory`` runs every fit in a process of its own (spawned) and reports
-the peak resident memory the fit added: the process's peak after the fit
-minus its peak after imports, data and a warm-up fit of 2 trees (so numba's
-compilation and the libraries' first-call setup are not counted). The
+the peak resident memory the fit added: the process's peak during the fit
+(``VmHWM``, reset just before it) minus its resident memory after imports,
+data and a warm-up fit of 2 trees on 20 queries (so numba's compilation and
+the libraries' first-call setup are not counted). Linux only. The
 differences table then carries paired t-tests over seeds where there are
 at least 3.
 
@@ -81,7 +82,6 @@ wall time on a shared, loaded 2-core machine).
 import argparse
 import multiprocessing
 import os
-import resource
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -260,8 +260,20 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
     return ndcg, seconds
 
 
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+def _status_mb(field):
+    """``VmRSS`` or ``VmHWM`` (the peak) of this process, in MB (Linux)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak():
+    """Make ``VmHWM`` start again from the current size, so that the peak
+    read after a fit is the fit's, not that of drawing the data."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
 
 
 def fit_in_own_process(model, data_args, seed, n_trees):
@@ -273,15 +285,17 @@ def fit_in_own_process(model, data_args, seed, n_trees):
     ndcg, seconds
         As :func:`fit_and_score`.
     added_mb : float
-        Peak resident memory after the fit minus the peak before it.
+        Peak resident memory during the fit minus the resident memory
+        before it.
     """
     train, test, columns = draw(seed, *data_args)
     X, y, qid = train
     few = qid < qid.min() + 20
     fit_and_score(model, (X[few], y[few], qid[few]), test, columns, seed, 2)
-    before = _peak_mb()
+    _reset_peak()
+    before = _status_mb("VmRSS")
     ndcg, seconds = fit_and_score(model, train, test, columns, seed, n_trees)
-    return ndcg, seconds, _peak_mb() - before
+    return ndcg, seconds, _status_mb("VmHWM") - before
 
 
 def print_tables(ndcg, seconds, memory, models, n_seeds):
