@@ -1,5 +1,6 @@
 """Checks that every click-debiasing option of LambdaMARTRanker shares: the
-same trees, and positions routed to each fold of a GridSearchCV."""
+same trees, positions routed to each fold of a GridSearchCV, and early
+stopping on held-out sessions."""
 
 import warnings
 
@@ -8,6 +9,9 @@ from sklearn import config_context
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, GroupKFold
 
+import numpy as np
+
+from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr.metrics import ndcg_score, ndcg_scorer
 
 
@@ -15,6 +19,30 @@ def same_trees(a, b):
     """Whether two fitted rankers hold the same trees, bit for bit."""
     return len(a._booster.trees) == len(b._booster.trees) and all(
         x.tobytes() == y.tobytes() for x, y in zip(a._booster.trees, b._booster.trees))
+
+
+def early_stopped_and_full_fits(clicks, params):
+    """Fit ``params`` (with ``n_estimators`` set) on three quarters of the
+    sessions, early-stopped on the clicks of the other quarter, and, without
+    early stopping, with as many trees as the stopped fit grew. Checks that
+    early stopping stopped before ``n_estimators`` and kept fewer trees than
+    it grew.
+
+    Returns
+    -------
+    stopped, full : LambdaMARTRanker
+    """
+    X, click, qid, position = clicks
+    held_out = np.isin(qid, np.unique(qid)[::4])
+    train = ~held_out
+    stopped = LambdaMARTRanker(**dict(params, early_stopping=True, n_iter_no_change=3)).fit(
+        X[train], click[train], qid=qid[train], position=position[train],
+        X_val=X[held_out], y_val=click[held_out], qid_val=qid[held_out])
+    grown = stopped.validation_score_.shape[0] - 1
+    assert stopped.n_iter_ < grown < params["n_estimators"]
+    full = LambdaMARTRanker(**dict(params, n_estimators=grown)).fit(
+        X[train], click[train], qid=qid[train], position=position[train])
+    return stopped, full
 
 
 def check_grid_search_routes_positions(clicks, base, name, values):

@@ -12,7 +12,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from _click_fits import check_grid_search_routes_positions, same_trees
+from _click_fits import check_grid_search_routes_positions, early_stopped_and_full_fits, same_trees
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_ltr import LambdaMARTRanker, load_model
@@ -221,18 +221,9 @@ def test_warm_start_continues_the_trees_and_the_offsets(clicks):
 
 
 def test_early_stopping_on_held_out_sessions_learns_offsets_from_training_rows_only(clicks):
-    X, click, qid, position = clicks
-    held_out = np.isin(qid, np.unique(qid)[::4])
-    train = ~held_out
-    params = dict(PARAMS, n_estimators=200, position_debiasing="additive")
-    stopped = LambdaMARTRanker(**dict(params, early_stopping=True, n_iter_no_change=3)).fit(
-        X[train], click[train], qid=qid[train], position=position[train],
-        X_val=X[held_out], y_val=click[held_out], qid_val=qid[held_out])
-    grown = stopped.validation_score_.shape[0] - 1
-    assert stopped.n_iter_ < grown < 200
+    stopped, full = early_stopped_and_full_fits(
+        clicks, dict(PARAMS, n_estimators=200, position_debiasing="additive"))
     # The offsets are those after the last tree grown, from the training rows.
-    full = LambdaMARTRanker(**dict(params, n_estimators=grown)).fit(
-        X[train], click[train], qid=qid[train], position=position[train])
     assert_array_equal(stopped.position_offset_, full.position_offset_)
 
 

@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from _click_fits import check_grid_search_routes_positions, same_trees
+from _click_fits import check_grid_search_routes_positions, early_stopped_and_full_fits, same_trees
 from _debiased_lambdas import debiased_lambdas_by_pair
 from numpy.testing import assert_allclose, assert_array_equal
 
@@ -214,18 +214,9 @@ def test_held_out_rows_beyond_the_propensities_are_refused_too(clicks):
 
 
 def test_early_stopping_on_held_out_sessions_keeps_the_best_trees(clicks):
-    X, click, qid, position = clicks
-    held_out = np.isin(qid, np.unique(qid)[::4])
-    train = ~held_out
-    params = dict(PARAMS, n_estimators=200, position_debiasing="ipw", propensity=PROPENSITY)
-    stopped = LambdaMARTRanker(**dict(params, early_stopping=True, n_iter_no_change=3)).fit(
-        X[train], click[train], qid=qid[train], position=position[train],
-        X_val=X[held_out], y_val=click[held_out], qid_val=qid[held_out])
-    grown = stopped.validation_score_.shape[0] - 1
-    assert stopped.n_iter_ < grown < 200
+    stopped, full = early_stopped_and_full_fits(
+        clicks, dict(PARAMS, n_estimators=200, position_debiasing="ipw", propensity=PROPENSITY))
     # The kept trees are the first n_iter_ of a fit that grows them all.
-    full = LambdaMARTRanker(**dict(params, n_estimators=grown)).fit(
-        X[train], click[train], qid=qid[train], position=position[train])
     assert all(a.tobytes() == b.tobytes()
                for a, b in zip(stopped._booster.trees, full._booster.trees[:stopped.n_iter_]))
     best = int(np.argmax(stopped.validation_score_[1:])) + 1
