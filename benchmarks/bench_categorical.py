@@ -87,6 +87,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from _memory import peak_rss_bytes, reset_peak_rss, rss_bytes
 from _report import fmt_p, paired
 
 from sklearn_ltr import LambdaMARTRanker, YetiRankRanker
@@ -260,22 +261,6 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
     return ndcg, seconds
 
 
-def _status_mb(field):
-    """``VmRSS`` or ``VmHWM`` (the peak) of this process, in MB (Linux)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
-def _reset_peak():
-    """Make ``VmHWM`` start again from the current size, so that the peak
-    read after a fit is the fit's, not that of drawing the data."""
-    with open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")
-
-
 def fit_in_own_process(model, data_args, seed, n_trees):
     """Run in a spawned process: draw the data, warm up on 20 training
     queries with 2 trees (compilation, first-call setup), then fit.
@@ -292,10 +277,10 @@ def fit_in_own_process(model, data_args, seed, n_trees):
     X, y, qid = train
     few = qid < qid.min() + 20
     fit_and_score(model, (X[few], y[few], qid[few]), test, columns, seed, 2)
-    _reset_peak()
-    before = _status_mb("VmRSS")
+    reset_peak_rss()
+    before = rss_bytes()
     ndcg, seconds = fit_and_score(model, train, test, columns, seed, n_trees)
-    return ndcg, seconds, _status_mb("VmHWM") - before
+    return ndcg, seconds, (peak_rss_bytes() - before) / 2**20
 
 
 def print_tables(ndcg, seconds, memory, models, n_seeds):

@@ -105,6 +105,7 @@ import time
 import numpy as np
 
 from _alternate import fastest_alternating
+from _memory import peak_rss_bytes, rss_bytes
 
 N_TREES = 500
 PARAMS = dict(leaves=31, min_leaf=20, bins=255, learning_rate=0.1, threads=2)
@@ -121,25 +122,6 @@ CATEGORICAL_VARIANTS = ("ours categorical", "ours ordinal", "LightGBM categorica
                         "LightGBM ordinal")
 PHASES = ("binning", "gradients", "histograms", "split_finding", "partition", "tree_other",
           "score_update", "tracking")
-
-
-def _rss_bytes():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _peak_rss_bytes():
-    """Peak resident set size of this process's own address space (VmHWM).
-
-    Not ``getrusage().ru_maxrss``: Linux carries the parent's peak over fork
-    and exec into the child's ``ru_maxrss``, so a child started by a parent
-    that holds X would report at least the parent's size.
-    """
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def make_ours(objective, n_trees, **params):
@@ -203,14 +185,14 @@ def _lightgbm_dataset_seconds(X, y, qid):
 def _memory_child(library, objective, data_dir, n_trees):
     """Body of the child process: print the bytes that importing the library
     and one fit add to the process (X, loaded before, not counted)."""
-    start = _rss_bytes()
+    start = rss_bytes()
     X, y, qid = (np.load(os.path.join(data_dir, f"{name}.npy")) for name in ("X", "y", "qid"))
-    loaded = _rss_bytes()
+    loaded = rss_bytes()
     make, fit = LIBRARIES[library]
     model = make(objective, n_trees)  # imports the library
-    imported = _rss_bytes()
+    imported = rss_bytes()
     fit(model, X, y, qid)
-    peak = _peak_rss_bytes()
+    peak = peak_rss_bytes()
     print(start, loaded, imported, peak)
 
 

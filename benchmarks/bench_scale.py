@@ -36,14 +36,10 @@ import sys
 import time
 
 import numpy as np
+from _memory import rss_bytes
 
 RANKERS = ("lambdamart", "xendcg", "listnet", "calibrated")
 GB = 1024**3
-
-
-def _rss_bytes():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _peak_bytes():
@@ -91,7 +87,7 @@ def child(spec):
     if spec["ranker"] == "calibrated":
         y = (y > 0).astype(np.float64)
     model = _make_ranker(spec["ranker"], spec["trees"])
-    rss_before, peak_before = _rss_bytes(), _peak_bytes()
+    rss_before, peak_before = rss_bytes(), _peak_bytes()
     wall, cpu = time.perf_counter(), time.process_time()
     model.fit(X, y, qid=qid)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
