@@ -193,8 +193,9 @@ class _Categories:
     """Categorical columns: Zipf-distributed codes and per-category effects.
 
     Column ``j`` has ``n_categories[j]`` categories. Frequencies fall as
-    ``1 / rank ** exponent`` (1: Zipf's law; 0: uniform); codes are a random permutation of the ranks, so neither the
-    order of the codes nor their frequency says anything about the effect.
+    ``1 / rank ** exponent`` (1: Zipf's law; 0: uniform); codes are a random
+    permutation of the ranks, so neither the order of the codes nor their
+    frequency says anything about the effect.
     Each category adds its own normal shift to the relevance; in the columns at
     even positions (0, 2, ...) it also multiplies one hidden factor by a slope
     of random sign, so that what that factor is worth depends on the category.
