@@ -280,3 +280,59 @@ def test_constant_hessian_path(with_sample_indices, monkeypatch):
     assert calls and not set(calls) & constant
     _assert_nodes_equal(tree.nodes, general.nodes)
     np.testing.assert_array_equal(tree.partitioned_indices, general.partitioned_indices)
+
+
+def _features_that_can_split(Xb, mapper, is_categorical=None, **kw):
+    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_)
+    grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                        is_categorical=is_categorical, **kw)
+    n = Xb.shape[0]
+    return grower._features_that_can_split(np.zeros(n, np.float32), np.ones(n, np.float32))
+
+
+def test_features_that_can_split_by_hand():
+    # Each column's rows outside its most common value decide: a split needs
+    # min_samples_leaf (20) rows on each side.
+    n = 100
+    X = np.zeros((n, 7))
+    X[:19, 1] = 1.0                  # 19 rows differ: no split has 20 each side
+    X[:20, 2] = 1.0                  # 20 rows differ: splittable
+    X[:20, 3] = np.nan               # 20 missing rows: value bin against missing bin
+    X[:10, 4] = 1.0                  # 10 + 10 rows differ, on either side of the
+    X[10:20, 4] = -1.0               # mode: no threshold has 20 on each side
+    X[:10, 5] = np.nan               # 10 missing and 10 below the mode: missing
+    X[10:20, 5] = -1.0               # sent left with the low bin gives 20
+    X[:1, 6] = 1.0                   # categorical, two categories used: kept
+    is_categorical = np.array([0, 0, 0, 0, 0, 0, 1], dtype=bool)
+    mapper = BinMapper(max_bins=63, is_categorical=is_categorical).fit(X)
+    can_split = _features_that_can_split(mapper.transform(X), mapper,
+                                         is_categorical=is_categorical, min_samples_leaf=20)
+    np.testing.assert_array_equal(can_split, [0, 0, 1, 1, 0, 1, 1])
+    can_split = _features_that_can_split(mapper.transform(X), mapper,
+                                         is_categorical=is_categorical, min_samples_leaf=10)
+    np.testing.assert_array_equal(can_split, [0, 1, 1, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("grow_policy", ["lossguide", "depthwise", "symmetric"])
+def test_leaving_out_features_that_cannot_split_changes_no_tree(grow_policy, monkeypatch):
+    # Sparse columns, some constant, some with too few rows off their mode:
+    # the trees are those of a grower that scans every feature.
+    rng = np.random.default_rng(3)
+    n = 2000
+    X = rng.standard_normal((n, 12))
+    X[rng.random(X.shape) < np.linspace(0.0, 0.995, 12)] = 0.0
+    X[:, 4] = 1.0
+    X[rng.random(n) < 0.1, 7] = np.nan
+    mapper = BinMapper(max_bins=63, random_state=0).fit(X)
+    Xb = mapper.transform(X)
+    g = (X[:, 0] - np.nan_to_num(X[:, 11]) * 3).astype(np.float32)
+    h = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    kw = dict(max_leaf_nodes=31, min_samples_leaf=20, grow_policy=grow_policy, max_depth=6)
+    assert not _features_that_can_split(Xb, mapper, **kw).all()
+    tree = _grow(Xb, g, h, mapper, **kw)
+    assert (tree.nodes["is_leaf"] == 0).sum() >= 5
+    monkeypatch.setattr(TreeGrower, "_features_that_can_split",
+                        lambda self, g, h: np.ones(self.rows.n_features, dtype=np.uint8))
+    every_feature = _grow(Xb, g, h, mapper, **kw)
+    _assert_nodes_equal(tree.nodes, every_feature.nodes)
+    np.testing.assert_array_equal(tree.partitioned_indices, every_feature.partitioned_indices)

@@ -214,3 +214,38 @@ def test_bitsets_hold_exactly_their_bins(n_bins):
     np.testing.assert_array_equal(bitset_of(range(n_bins)), below)
     chosen = np.random.default_rng(n_bins).choice(256, size=min(n_bins, 40), replace=False)
     assert [b for b in range(256) if in_bitset(bitset_of(chosen), b)] == sorted(chosen)
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 5, 31, 32, 33, 64, 255])
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing):
+    # Features of up to _FEW_BINS value bins take the one-pass scan, the
+    # others the vectorised one: on every histogram both give the same split
+    # (gain, bin, direction and sums), ties and invalid thresholds included.
+    from sklearn_ltr._gbdt.splitting import (
+        _FEW_BINS,
+        _best_threshold_one_pass,
+        _best_threshold_vectorized,
+    )
+
+    assert 2 < _FEW_BINS < 255
+    rng = np.random.default_rng(n_bins)
+    missing_bin = 255
+    scratch = np.empty((4, 256))
+    for trial in range(50):
+        h = np.zeros((256, 4))
+        counts = rng.integers(0, 6, n_bins + 1).astype(float)
+        if trial % 5 == 0:
+            counts[: n_bins // 2] = 0  # empty bins: repeated left sums, tied gains
+        h[:n_bins, 2] = counts[:n_bins]
+        h[:n_bins, 1] = counts[:n_bins] * rng.choice([0.25, 1.0], n_bins)
+        h[:n_bins, 0] = np.round(rng.standard_normal(n_bins), 1) * counts[:n_bins]
+        if with_missing:
+            h[missing_bin] = (rng.standard_normal(), counts[-1] * 0.5, counts[-1], 0.0)
+        has_missing = h[missing_bin, 2] > 0
+        sum_g, sum_h, count = h[:, 0].sum(), h[:, 1].sum(), h[:, 2].sum()
+        args = (h, n_bins, missing_bin, has_missing, sum_g, sum_h, count,
+                sum_g ** 2 / (sum_h + 0.5), 3, 1e-3, 0.5)
+        one_pass = _best_threshold_one_pass(*args)
+        vectorized = _best_threshold_vectorized(*args, scratch)
+        assert one_pass == vectorized

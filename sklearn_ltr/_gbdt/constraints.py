@@ -314,15 +314,12 @@ def _best_split_one_feature_bounded(h, n_bins_nm, missing_bin, sum_g, sum_h, cou
 
 
 @njit(cache=True, inline="always")
-def _scan_feature_bounded(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical, sum_g,
-                          sum_h, count, direction, lower, upper, node_value, min_samples_leaf,
+def _scan_feature_bounded(hf, sf, subtract, n_bins_nm, missing_bin, categorical, sum_g, sum_h,
+                          count, direction, lower, upper, node_value, min_samples_leaf,
                           min_hessian_to_split, l2_regularization, out, work):
     """:func:`~.splitting._scan_feature` with the bounded scan (a categorical
     feature, which has no constraint of its own, with its children's values
     clipped to the node's bounds)."""
-    if not allowed:
-        out[0] = -np.inf
-        return
     if subtract:
         subtract_sibling(hf, sf, n_bins_nm, missing_bin)
     if categorical:

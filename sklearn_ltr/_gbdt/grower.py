@@ -40,7 +40,7 @@ from numba import njit, parallel_chunksize
 from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
-from .histogram import allocate_histograms
+from .histogram import COUNT, allocate_histograms
 from .node_rows import RowStore
 from .splitting import find_best_splits, left_bins, split_scratch
 from .symmetric import grow_symmetric_levels
@@ -247,6 +247,7 @@ class TreeGrower:
         self._split_scratch = split_scratch(n_features, n_bins)
         self._set_constraints(monotonic_cst, interaction_cst, n_features)
         self.time_find_split = 0.0
+        self._can_split = None  # found by the first grow(), see _features_that_can_split
 
     def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
         self.monotonic_cst = None
@@ -366,9 +367,51 @@ class TreeGrower:
         with parallel_chunksize(1):
             return self._grow(gradients, hessians, sample_indices, feature_mask)
 
+    def _features_that_can_split(self, gradients, hessians):
+        """Which features have a split with at least ``min_samples_leaf``
+        rows on each side among all training rows (uint8 mask).
+
+        A feature without one has none in any node either (a node's rows
+        are some of the training rows), and its best split would always be
+        "no split": leaving it out of histograms and scans changes no tree.
+        LightGBM drops such features when it builds its Dataset
+        (``feature_pre_filter``). On LightGBM's example data they are 85
+        of the 300 features, most of them constant.
+
+        The bin counts come from a histogram of every row, built by the row
+        store as for a root, so a store whose rows live on several workers
+        answers too. A categorical feature is kept if two of its bins hold
+        rows: its splits are sets of categories, and this cheap test never
+        leaves out one that could split.
+        """
+        n_features = self.rows.n_features
+        self.rows.start(gradients, hessians, None, np.ones(n_features, dtype=np.uint8))
+        hist = self._histograms[0]
+        self.rows.root_histogram(hist)
+        missing_bin = self.missing_values_bin_idx
+        n_value_bins = self.n_bins_non_missing.astype(np.int64)
+        # Only a feature's first n_value_bins bins and its missing bin were
+        # written; the bins in between hold whatever the buffer held.
+        in_use = np.arange(missing_bin) < n_value_bins[:, None]
+        value_counts = np.where(in_use, hist[:, :missing_bin, COUNT], 0.0)
+        missing_counts = hist[:, missing_bin, COUNT]
+        total = value_counts.sum(axis=1) + missing_counts
+        # Threshold b sends value bins <= b left, the missing bin either way.
+        left = np.cumsum(value_counts, axis=1)
+        smallest_side = np.maximum(
+            np.minimum(left, total[:, None] - left),
+            np.minimum(left + missing_counts[:, None],
+                       total[:, None] - left - missing_counts[:, None]))
+        smallest_side = np.where(in_use, smallest_side, 0.0)
+        numeric_ok = smallest_side.max(axis=1) >= self.min_samples_leaf
+        categorical_ok = ((value_counts > 0).sum(axis=1) + (missing_counts > 0)) >= 2
+        return np.where(self.is_categorical, categorical_ok, numeric_ok).astype(np.uint8)
+
     def _grow(self, gradients, hessians, sample_indices, feature_mask):
         rows = self.rows
-        self._mask = _as_mask(feature_mask, rows.n_features)
+        if self._can_split is None:
+            self._can_split = self._features_that_can_split(gradients, hessians)
+        self._mask = _as_mask(feature_mask, rows.n_features) & self._can_split
         n_used, sum_g, sum_h = rows.start(gradients, hessians, sample_indices, self._mask)
         self._heap = []
         self._free_slots = list(range(self._histograms.shape[0] - 1, -1, -1))

@@ -2,6 +2,7 @@
 the bounded one (:mod:`.constraints`) and the categorical one
 (:mod:`.categorical`) share, inlined into them."""
 
+import numpy as np
 from numba import njit
 
 
@@ -12,6 +13,27 @@ def leaf_term(g, h, l2):
     if d <= 0.0:
         return 0.0
     return g * g / d
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term, min_samples_leaf,
+                   min_hessian_to_split, l2):
+    """The gain of the split whose left child has sums ``gl``, ``hl`` and
+    ``cl`` rows, or ``-inf`` if a child would have fewer rows than
+    ``min_samples_leaf`` or a smaller sum of hessians than
+    ``min_hessian_to_split``. Branch-free, so that a loop over thresholds
+    runs on SIMD lanes."""
+    gr = sum_g - gl
+    hr = sum_h - hl
+    cr = count - cl
+    dl = hl + l2
+    dr = hr + l2
+    term_l = gl * gl / dl
+    term_r = gr * gr / dr
+    gain = (term_l if dl > 0.0 else 0.0) + (term_r if dr > 0.0 else 0.0) - parent_term
+    valid = ((cl >= min_samples_leaf) & (cr >= min_samples_leaf)
+             & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split))
+    return gain if valid else -np.inf
 
 
 @njit(cache=True, inline="always")

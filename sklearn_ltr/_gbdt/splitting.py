@@ -36,7 +36,13 @@ from .._utils.parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, bitset_below, bitset_of, in_bitset
 from .constraints import _scan_feature_bounded
-from .scan_parts import first_best_threshold, leaf_term, left_sums, subtract_sibling
+from .scan_parts import (
+    first_best_threshold,
+    leaf_term,
+    left_sums,
+    subtract_sibling,
+    threshold_gain,
+)
 
 
 # error_model="numpy": a division by a non-positive hessian sum gives inf or
@@ -74,41 +80,77 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
         ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)``; gain is
         ``-inf`` if no split satisfies the constraints.
     """
-    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
     has_missing = h[missing_bin, 2] > 0
-    n_dirs = 2 if has_missing else 1
-    # Left sums of every threshold, then the gain of every threshold (-inf
-    # where a child would break a constraint), then the first largest: the
-    # gains loop has no branch, so it runs on SIMD lanes, several divisions
-    # at a time. The sums are accumulated in bin order and the gains are the
-    # same expressions as a one-pass scan would compute, so the split found
-    # is the same as that scan's.
-    left = scratch[:3]
-    gains = scratch[3]
-    for d in range(n_dirs):
-        # d == 0: missing (if any) goes right; d == 1: missing goes left.
-        last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
-        for b in range(last):
-            gl = left[0, b]
-            hl = left[1, b]
-            cl = left[2, b]
-            gr = sum_g - gl
-            hr = sum_h - hl
-            cr = count - cl
-            dl = hl + l2
-            dr = hr + l2
-            term_l = gl * gl / dl
-            term_r = gr * gr / dr
-            gain = (term_l if dl > 0.0 else 0.0) + (term_r if dr > 0.0 else 0.0) - parent_term
-            valid = ((cl >= min_samples_leaf) & (cr >= min_samples_leaf)
-                     & (hl >= min_hessian_to_split) & (hr >= min_hessian_to_split))
-            gains[b] = gain if valid else -np.inf
-        best = first_best_threshold(gains, left, last, d, best)
+    if n_bins_nm <= _FEW_BINS:
+        best = _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h,
+                                        count, parent_term, min_samples_leaf,
+                                        min_hessian_to_split, l2)
+    else:
+        best = _best_threshold_vectorized(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h,
+                                          count, parent_term, min_samples_leaf,
+                                          min_hessian_to_split, l2, scratch)
     best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = best
     if not has_missing:
         # No missing value seen here: send NaN to the child with more rows.
         best_mleft = 1 if best_cl >= count - best_cl else 0
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
+
+
+# Features with at most this many value bins are scanned in one pass, the
+# others by the vectorised scan, which costs about 45 ns more a feature
+# but 2 ns a bin against 5-7 (measured on 600 features: equal at about 40
+# bins). Both evaluate the same gains in the same order, so they find the
+# same split.
+_FEW_BINS = 32
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h, count,
+                             parent_term, min_samples_leaf, min_hessian_to_split, l2):
+    """The best threshold of one feature, each gain compared as soon as it
+    is computed (see :func:`_best_split_one_feature`)."""
+    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = -np.inf, 0, 0, 0.0, 0.0, 0.0
+    for d in range(2 if has_missing else 1):
+        # d == 0: missing (if any) goes right; d == 1: missing goes left.
+        gl = hl = cl = 0.0
+        if d == 1:
+            gl = h[missing_bin, 0]
+            hl = h[missing_bin, 1]
+            cl = h[missing_bin, 2]
+        # With missing values and the missing bin right, "all values left"
+        # is a threshold too (as in left_sums).
+        last = n_bins_nm if has_missing and d == 0 else n_bins_nm - 1
+        for b in range(last):
+            gl += h[b, 0]
+            hl += h[b, 1]
+            cl += h[b, 2]
+            gain = threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term,
+                                  min_samples_leaf, min_hessian_to_split, l2)
+            if gain > best_gain:
+                best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = gain, b, d, gl, hl, cl
+    return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _best_threshold_vectorized(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h, count,
+                               parent_term, min_samples_leaf, min_hessian_to_split, l2, scratch):
+    """The best threshold of one feature: the left sums of every threshold,
+    then the gain of every threshold (-inf where a child would break a
+    constraint), then the first largest. The gains loop has no branch, so it
+    runs on SIMD lanes, several divisions at a time. The sums are
+    accumulated in bin order and the gains are the same expressions as
+    :func:`_best_threshold_one_pass` computes, so the split found is the
+    same as its."""
+    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
+    left = scratch[:3]
+    gains = scratch[3]
+    for d in range(2 if has_missing else 1):
+        last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
+        for b in range(last):
+            gains[b] = threshold_gain(left[0, b], left[1, b], left[2, b], sum_g, sum_h, count,
+                                      parent_term, min_samples_leaf, min_hessian_to_split, l2)
+        best = first_best_threshold(gains, left, last, d, best)
+    return best
 
 
 # Features scanned by one parallel item: one feature's scan (about 1 us) is
@@ -148,35 +190,36 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
         first = (item - k * n_blocks) * _FEATURES_PER_ITEM
         work = scratch[get_thread_id()]
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
+            # Checked here rather than in the scans: an inlined scan that
+            # returns at once still cost about 25 ns a feature, a third of
+            # the scan time when most features are left out.
+            if not feature_mask[f]:
+                per_feature[k, f, 0] = -np.inf
+                continue
             # numba prunes the branch a None argument rules out, so each
             # specialisation holds one scan only.
             if node_bounds is None:
                 _scan_feature(hist0[f] if k == 0 else hist1[f],
                               sibling0[f] if k == 0 else sibling1[f], subtract[k],
-                              n_bins_non_missing[f], missing_bin, feature_mask[f],
-                              is_categorical[f], totals[k, 0], totals[k, 1], totals[k, 2],
-                              min_samples_leaf, min_hessian_to_split, l2_regularization,
-                              per_feature[k, f], work)
+                              n_bins_non_missing[f], missing_bin, is_categorical[f],
+                              totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
+                              min_hessian_to_split, l2_regularization, per_feature[k, f], work)
             else:
                 _scan_feature_bounded(hist0[f] if k == 0 else hist1[f],
                                       sibling0[f] if k == 0 else sibling1[f], subtract[k],
-                                      n_bins_non_missing[f], missing_bin, feature_mask[f],
-                                      is_categorical[f], totals[k, 0], totals[k, 1],
-                                      totals[k, 2], monotonic_cst[f], node_bounds[k, 0],
-                                      node_bounds[k, 1], node_bounds[k, 2], min_samples_leaf,
-                                      min_hessian_to_split, l2_regularization,
-                                      per_feature[k, f], work)
+                                      n_bins_non_missing[f], missing_bin, is_categorical[f],
+                                      totals[k, 0], totals[k, 1], totals[k, 2],
+                                      monotonic_cst[f], node_bounds[k, 0], node_bounds[k, 1],
+                                      node_bounds[k, 2], min_samples_leaf, min_hessian_to_split,
+                                      l2_regularization, per_feature[k, f], work)
 
 
 @njit(cache=True, inline="always")
-def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, allowed, categorical, sum_g, sum_h,
-                  count, min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
-    """One feature of :func:`_best_split_of_each_feature`: subtract the
-    sibling's bins if asked (only the bins a scan reads: the value bins and
-    the missing bin), then write its best split into ``out``."""
-    if not allowed:
-        out[0] = -np.inf
-        return
+def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, categorical, sum_g, sum_h, count,
+                  min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
+    """One allowed feature of :func:`_best_split_of_each_feature`: subtract
+    the sibling's bins if asked (only the bins a scan reads: the value bins
+    and the missing bin), then write its best split into ``out``."""
     if subtract:
         subtract_sibling(hf, sf, n_bins_nm, missing_bin)
     parent_term = leaf_term(sum_g, sum_h, l2_regularization)
@@ -305,10 +348,12 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     totals = np.array([[float(g), float(h), float(c)] for *_, g, h, c in nodes])
     if is_categorical is None:
         is_categorical = np.zeros(n_features, dtype=np.uint8)
-    # The size of the histograms stands for the work: cheaper to find than
-    # the bins of the allowed features, and as good to choose a kernel.
+    # The work is the bins of the allowed features, not the size of the
+    # histograms: on LightGBM's example (300 features, 21 value bins each on
+    # average, a third of the features unsplittable) the two differ 17-fold.
+    n_bins = int(np.dot(feature_mask, n_bins_non_missing + np.uint32(1)))
     scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
-                n_nodes * n_features * hist0.shape[1], _MIN_PARALLEL_BINS)
+                n_nodes * n_bins, _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
          float(min_hessian_to_split), float(l2_regularization), per_feature, work,
