@@ -214,6 +214,14 @@ def test_bitsets_hold_exactly_their_bins(n_bins):
     np.testing.assert_array_equal(bitset_of(range(n_bins)), below)
     chosen = np.random.default_rng(n_bins).choice(256, size=min(n_bins, 40), replace=False)
     assert [b for b in range(256) if in_bitset(bitset_of(chosen), b)] == sorted(chosen)
+    # A split's left bins: its value bins <= threshold, and the missing bin
+    # (here 255 or 8) if missing values go left.
+    if 1 <= n_bins <= 255:
+        for missing_bin in (255, 8):
+            for missing_left in (0, 1):
+                bins = left_bins(n_bins - 1, missing_left, None, missing_bin)
+                expected = set(range(n_bins)) | ({missing_bin} if missing_left else set())
+                assert {b for b in range(256) if in_bitset(bins, b)} == expected
 
 
 @pytest.mark.parametrize("n_bins", [1, 2, 5, 31, 32, 33, 64, 255])

@@ -498,47 +498,53 @@ class TreeGrower:
         """Turn the list of node dicts into the flat NODE_DTYPE array."""
         n_nodes = len(nodes)
         out = np.zeros(n_nodes, dtype=NODE_DTYPE)
-        leaf_ids = [nd["id"] for nd in nodes if nd["left"] < 0]
-        n_leaves = len(leaf_ids)
-        leaf_values = np.empty(n_leaves, dtype=np.float64)
-        k = 0
-        for nd in nodes:
-            rec = out[nd["id"]]
-            rec["count"] = nd["count"]
-            rec["depth"] = nd["depth"]
-            if nd["left"] < 0:
-                den = nd["sum_h"] + nd["l2"]
-                value = -nd["sum_g"] / den * self.shrinkage if den > 0 else 0.0
-                if self.monotonic_cst is not None:
-                    # Clipped to the bounds, then shrunk: the bounds are in
-                    # the unit of the Newton steps, as the mid-points.
-                    value = nd["value"] * self.shrinkage
-                rec["value"] = value
-                rec["is_leaf"] = 1
-                rec["feature_idx"] = -1
-                rec["left"] = rec["right"] = -1
-                rec["num_threshold"] = np.nan
-                leaf_values[k] = value
-                k += 1
-            else:
-                gain, feat, bin_thr, mleft = nd["split"][:4]
+        # Filled a column at a time: setting a structured array's fields
+        # one node at a time took a third of a millisecond a tree.
+        is_leaf = np.array([nd["left"] < 0 for nd in nodes])
+        leaves = [nd for nd in nodes if nd["left"] < 0]
+        splits = [nd for nd in nodes if nd["left"] >= 0]
+        leaf_ids = [nd["id"] for nd in leaves]
+        split_ids = [nd["id"] for nd in splits]
+        out["count"] = [nd["count"] for nd in nodes]
+        out["depth"] = [nd["depth"] for nd in nodes]
+        out["num_threshold"] = np.nan
+        out["is_leaf"] = is_leaf
+        out["feature_idx"][is_leaf] = -1
+        out["left"][is_leaf] = -1
+        out["right"][is_leaf] = -1
+        if self.monotonic_cst is not None:
+            # Clipped to the bounds, then shrunk: the bounds are in the unit
+            # of the Newton steps, as the mid-points.
+            leaf_values = np.array([nd["value"] for nd in leaves], dtype=np.float64)
+            leaf_values *= self.shrinkage
+        else:
+            sum_g = np.array([nd["sum_g"] for nd in leaves], dtype=np.float64)
+            den = np.array([nd["sum_h"] + nd["l2"] for nd in leaves], dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                leaf_values = np.where(den > 0, -sum_g / den * self.shrinkage, 0.0)
+        out["value"][leaf_ids] = leaf_values
+        if splits:
+            features = np.array([nd["split"][1] for nd in splits], dtype=np.int64)
+            bin_thresholds = np.array([nd["split"][2] for nd in splits], dtype=np.int64)
+            out["gain"][split_ids] = [nd["split"][0] for nd in splits]
+            out["feature_idx"][split_ids] = features
+            out["bin_threshold"][split_ids] = bin_thresholds
+            out["missing_go_to_left"][split_ids] = [nd["split"][3] for nd in splits]
+            out["left"][split_ids] = [nd["left"] for nd in splits]
+            out["right"][split_ids] = [nd["right"] for nd in splits]
+            num_thresholds = np.full(len(splits), np.nan)
+            for k, (nd, feature, bin_threshold) in enumerate(zip(splits, features,
+                                                                 bin_thresholds)):
                 categories = nd["split"][7]
-                rec["gain"] = gain
-                rec["feature_idx"] = feat
-                rec["bin_threshold"] = bin_thr
-                rec["missing_go_to_left"] = mleft
-                rec["left"] = nd["left"]
-                rec["right"] = nd["right"]
                 if categories is not None:
-                    rec["is_categorical"] = 1
-                    rec["left_categories"] = categories
-                    rec["num_threshold"] = np.nan
-                elif self.bin_thresholds is None:
-                    rec["num_threshold"] = np.nan
-                else:
-                    thr = self.bin_thresholds[feat]
+                    out["is_categorical"][nd["id"]] = 1
+                    out["left_categories"][nd["id"]] = categories
+                elif self.bin_thresholds is not None:
+                    thresholds = self.bin_thresholds[feature]
                     # The last value bin as threshold means "all values left".
-                    rec["num_threshold"] = thr[bin_thr] if bin_thr < len(thr) else np.inf
+                    num_thresholds[k] = (thresholds[bin_threshold]
+                                         if bin_threshold < len(thresholds) else np.inf)
+            out["num_threshold"][split_ids] = num_thresholds
         partitioned_indices, leaf_starts, leaf_stops = self.rows.leaf_assignment(leaf_ids)
         return GrownTree(
             nodes=out,

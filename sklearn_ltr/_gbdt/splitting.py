@@ -34,7 +34,7 @@ from numba import get_thread_id, njit, prange
 
 from .._utils.parallel import pick, serial_twin
 from .categorical import best_categorical_split, left_categories
-from .common import BITSET_DTYPE, bitset_below, bitset_of, in_bitset
+from .common import BITSET_DTYPE, BITSET_WORDS, bitset_below, in_bitset
 from .constraints import _scan_feature_bounded
 from .scan_parts import (
     first_best_threshold,
@@ -389,10 +389,16 @@ def left_bins(bin_threshold, missing_go_to_left, categories, missing_bin):
     if categories is not None:
         bitset = np.array(categories, dtype=BITSET_DTYPE)
     else:
-        bitset = bitset_below(int(bin_threshold) + 1)
+        # From a table: made for every split grown, and building it with
+        # NumPy took 13 us, a tenth of a small node's split.
+        bitset = _BINS_BELOW[int(bin_threshold) + 1].copy()
     if missing_go_to_left:
-        bitset |= bitset_of([missing_bin])
+        bitset[missing_bin >> 5] |= BITSET_DTYPE(1 << (missing_bin & 31))
     return bitset
+
+
+# Row k: the bitset of bins 0 .. k - 1.
+_BINS_BELOW = np.array([bitset_below(k) for k in range(BITSET_WORDS * 32 + 1)])
 
 
 @njit(cache=True)
