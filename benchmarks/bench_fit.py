@@ -90,6 +90,15 @@ LightGBM ``rank_xendcg`` at every size; LambdaMARTRanker fit <= 0.6x
 LightGBM ``lambdarank`` at every size; memory added by a fit (imports
 included) <= 0.6x LightGBM's at 5,000 queries.
 
+``--small [example] [mq2008]`` (issue 31) times instead every ranker on the
+real data we ship: the training rows of LightGBM's lambdarank example (3,005
+rows, 300 features) and of MQ2008's fold 1 (9,630 rows, 46 features), with
+the same parameters and alternation. ``LambdaMARTRanker`` and
+``XENDCGRanker`` are compared with their LightGBM counterparts, and
+``YetiRankRanker``, which LightGBM lacks, with LightGBM's ``lambdarank``
+(its own defaults otherwise; CatBoost is not timed here).
+Target: every ratio at most 1.0. No memory is measured in this mode.
+
 Run: ``python benchmarks/bench_fit.py [--sizes 1000 5000 20000] [--repeats 3]
 [--objectives lambdarank xendcg] [--trees 500] [--profile]``; a smoke run:
 ``--sizes 200 --trees 20 --repeats 1``.
@@ -110,10 +119,18 @@ from _memory import peak_rss_bytes, rss_bytes
 N_TREES = 500
 PARAMS = dict(leaves=31, min_leaf=20, bins=255, learning_rate=0.1, threads=2)
 OBJECTIVES = ("lambdarank", "xendcg")
-LIGHTGBM_OBJECTIVE = {"lambdarank": "lambdarank", "xendcg": "rank_xendcg"}
-OUR_CLASS = {"lambdarank": "LambdaMARTRanker", "xendcg": "XENDCGRanker"}
+# YetiRank has no LightGBM counterpart: on small data (issue 31) it is
+# timed against LightGBM's lambdarank.
+LIGHTGBM_OBJECTIVE = {"lambdarank": "lambdarank", "xendcg": "rank_xendcg",
+                      "yetirank": "lambdarank"}
+OUR_CLASS = {"lambdarank": "LambdaMARTRanker", "xendcg": "XENDCGRanker",
+             "yetirank": "YetiRankRanker"}
 # Issue 17: fit time ours / LightGBM at most this, at every size.
 FIT_TARGET = {"lambdarank": 0.6, "xendcg": 0.8}
+# Issue 31: on the real data we ship, every ranker at most LightGBM's time.
+SMALL_DATA = ("example", "mq2008")
+SMALL_OBJECTIVES = ("lambdarank", "xendcg", "yetirank")
+SMALL_FIT_TARGET = 1.0
 MEMORY_TARGET = 0.6
 MEMORY_TARGET_QUERIES = 5000
 # Issue 18: fit time with categorical_features / the same codes as numbers.
@@ -285,6 +302,57 @@ def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile, b
     return rows
 
 
+def load_small(name):
+    """The training rows of LightGBM's example or of MQ2008's fold 1, as the
+    shipped-data README says to load them (dense float64)."""
+    from sklearn_ltr.datasets import load_example, load_letor_folds
+
+    if name == "example":
+        (X, y, qid), _ = load_example()
+    else:
+        data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
+                            "data", "mq2008")
+        (X, y, qid), _, _ = load_letor_folds(data, 1, as_dense=True)
+    return np.asarray(X, dtype=np.float64), y, qid
+
+
+def bench_small(name, repeats, n_trees, objectives, profile):
+    """Alternating fits on shipped data; rows as :func:`bench_size`'s, without memory."""
+    X, y, qid = load_small(name)
+    print(f"\n{name}: {X.shape[0]} rows x {X.shape[1]} features, {len(np.unique(qid))} queries, "
+          f"{n_trees} trees", flush=True)
+    times, phases = _alternating_fits(X, y, qid, repeats, n_trees, objectives)
+    dataset_s = (min(_lightgbm_dataset_seconds(X, y, qid) for _ in range(repeats))
+                 if profile else None)
+    rows = []
+    for obj in objectives:
+        row = dict(n_queries=name, objective=obj, ours_s=min(times["ours", obj]),
+                   lightgbm_s=min(times["lightgbm", obj]), phases=phases[obj],
+                   dataset_s=dataset_s)
+        row["fit_ratio"] = row["ours_s"] / row["lightgbm_s"]
+        print(f"  {obj}: fastest ours {row['ours_s']:.2f} s, LightGBM "
+              f"{LIGHTGBM_OBJECTIVE[obj]} {row['lightgbm_s']:.2f} s, ratio "
+              f"{row['fit_ratio']:.2f}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def report_small(rows, profile):
+    print(f"\n{'data':>8} {'ours':<17}{'LightGBM':<12}{'ours s':>8}{'LGBM s':>8}{'ratio':>7}"
+          f"{'target':>8}")
+    for r in rows:
+        print(f"{r['n_queries']:>8} {OUR_CLASS[r['objective']]:<17}"
+              f"{LIGHTGBM_OBJECTIVE[r['objective']]:<12}{r['ours_s']:>8.2f}"
+              f"{r['lightgbm_s']:>8.2f}{r['fit_ratio']:>7.2f}{SMALL_FIT_TARGET:>8.1f}")
+    if profile:
+        print_profile(rows)
+    print()
+    for r in rows:
+        name = (f"{OUR_CLASS[r['objective']]} fit <= LightGBM {LIGHTGBM_OBJECTIVE[r['objective']]}"
+                f" on {r['n_queries']} ({r['fit_ratio']:.2f}x)")
+        print(f"{'MET   ' if r['fit_ratio'] <= SMALL_FIT_TARGET else 'MISSED'}  {name}")
+
+
 def check_categorical_support(objectives):
     """Stop with a message unless our rankers take ``categorical_features``."""
     import sklearn_ltr
@@ -417,7 +485,11 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 20000])
-    parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument("--objectives", nargs="+", choices=SMALL_OBJECTIVES, default=None,
+                        help="default: lambdarank xendcg (with --small: and yetirank)")
+    parser.add_argument("--small", nargs="*", choices=SMALL_DATA, default=None,
+                        help="time fits on the shipped data instead of make_ranking: "
+                        "LightGBM's example and MQ2008 fold 1 (issue 31's small-data targets)")
     parser.add_argument("--trees", type=int, default=N_TREES, help="trees per model (500 for the targets)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating fits per size (20000: at most 2)")
     parser.add_argument("--memory-trees", type=int, default=100,
@@ -435,6 +507,11 @@ def main():
     parser.add_argument("--n-categories", type=int, default=500,
                         help="categories per categorical column with --categorical")
     args = parser.parse_args()
+    if args.objectives is None:
+        args.objectives = list(SMALL_OBJECTIVES if args.small is not None else OBJECTIVES)
+    if args.small is None and "yetirank" in args.objectives:
+        parser.error("--objectives yetirank is timed only with --small (LightGBM has no "
+                     "YetiRank to compare with at scale).")
     if args.categorical:
         check_categorical_support(args.objectives)
 
@@ -450,6 +527,13 @@ def main():
         if args.categorical:
             X_cat, y_cat, qid_cat = make_ranking(n_queries=200, n_categorical=2, random_state=1)
             make_ours(obj, 5, categorical_features=[134, 135]).fit(X_cat, y_cat, qid=qid_cat)
+
+    if args.small is not None:
+        rows = []
+        for name in args.small or SMALL_DATA:
+            rows += bench_small(name, args.repeats, args.trees, args.objectives, args.profile)
+        report_small(rows, args.profile)
+        return
 
     if args.categorical:
         rows = []

@@ -533,7 +533,7 @@ def _build_histogram_root(X_binned, gradients, hessians, feature_mask, hist, val
 
 
 def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessians,
-                     feature_mask, hist, value_bins=None):
+                     feature_mask, hist, value_bins=None, features=None):
     """Build the histogram of a node from its rows.
 
     Parameters
@@ -553,8 +553,12 @@ def _build_histogram(X_binned, sample_indices, ordered_gradients, ordered_hessia
     value_bins : ndarray of shape (n_features,), dtype int64, default=None
         Bins below which each feature's values fall (besides the missing
         bin): only those and the missing bin are written. None: all bins.
+    features : ndarray of int64, default=None
+        ``np.flatnonzero(feature_mask)``, if the caller keeps it (a row store
+        builds many histograms with one mask); None to find it here.
     """
-    features = _masked_in(feature_mask)
+    if features is None:
+        features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, False)
     kernel(X_binned, sample_indices, True, ordered_gradients, ordered_hessians, features, hist,
            _value_bins(value_bins, hist),
@@ -588,7 +592,7 @@ def _build_histogram_root_const(X_binned, gradients, hessian, feature_mask, hist
 
 
 def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
-                           feature_mask, hist, value_bins=None):
+                           feature_mask, hist, value_bins=None, features=None):
     """Build a node's histogram when every row has the same hessian.
 
     Parameters
@@ -608,8 +612,12 @@ def _build_histogram_const(X_binned, sample_indices, ordered_gradients, hessian,
     value_bins : ndarray of shape (n_features,), dtype int64, default=None
         Bins below which each feature's values fall (besides the missing
         bin): only those and the missing bin are written. None: all bins.
+    features : ndarray of int64, default=None
+        ``np.flatnonzero(feature_mask)``, if the caller keeps it (a row store
+        builds many histograms with one mask); None to find it here.
     """
-    features = _masked_in(feature_mask)
+    if features is None:
+        features = _masked_in(feature_mask)
     kernel = _histogram_kernel(sample_indices.shape[0], features, True)
     kernel(X_binned, sample_indices, True, ordered_gradients, float(hessian), features, hist,
            _value_bins(value_bins, hist),

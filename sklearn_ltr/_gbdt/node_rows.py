@@ -24,6 +24,7 @@ from .histogram import (
     _build_histograms,
     _gather_gradients,
     _gather_gradients_only,
+    _masked_in,
 )
 from .splitting import _partition
 
@@ -216,6 +217,7 @@ class NodeRows:
         self._gradients = np.ascontiguousarray(gradients, dtype=G_H_DTYPE)
         self._hessians = np.ascontiguousarray(hessians, dtype=G_H_DTYPE)
         self._mask = feature_mask
+        self._features = _masked_in(feature_mask)
         if sample_indices is None:
             n_used = n_samples
             self._indices[:] = self._all_rows
@@ -324,11 +326,12 @@ class NodeRows:
         if self._const_hessian is not None:
             _gather_gradients_only(rows, self._gradients, og)
             _build_histogram_const(self.X_binned, rows, og, self._const_hessian, self._mask, hist,
-                                   self._value_bins)
+                                   self._value_bins, self._features)
         else:
             oh = self._ordered_h
             _gather_gradients(rows, self._gradients, self._hessians, og, oh)
-            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist, self._value_bins)
+            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist, self._value_bins,
+                             self._features)
 
     def leaf_assignment(self, leaf_ids):
         """Rows of each leaf of the finished tree.

@@ -162,7 +162,8 @@ _FEATURES_PER_ITEM = 4
 def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, totals,
                                 n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                per_feature, scratch, monotonic_cst, node_bounds):
+                                per_feature, scratch, monotonic_cst, node_bounds,
+                                best_features):
     """Scan every allowed feature of one or two nodes for its best split, in
     parallel over (node, block of features) pairs: one parallel region for
     both children of a split.
@@ -178,6 +179,9 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     without a valid split (for a categorical feature, ``bin`` is the
     ``n_left`` of :func:`~.categorical.best_categorical_split`).
     ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
+    Then ``best_features[k]`` receives node ``k``'s best feature
+    (:func:`_first_best_feature`), found here rather than by a call per
+    node.
     With monotonic constraints, ``monotonic_cst[f]`` is feature ``f``'s and
     ``node_bounds[k]`` is node ``k``'s ``(lower, upper, value)`` (see
     :mod:`.constraints`); without, both are None and the constrained scan is
@@ -212,6 +216,8 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                                       monotonic_cst[f], node_bounds[k, 0], node_bounds[k, 1],
                                       node_bounds[k, 2], min_samples_leaf, min_hessian_to_split,
                                       l2_regularization, per_feature[k, f], work)
+    for k in range(per_feature.shape[0]):
+        best_features[k] = _first_best_feature(per_feature[k])
 
 
 @njit(cache=True, inline="always")
@@ -269,16 +275,18 @@ _NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0, None)
 
 def split_scratch(n_features, n_bins):
     """Work space of :func:`find_best_splits`, allocated once per grower:
-    each node's per-feature results, and the left sums and gains of one
-    feature for every thread numba may start (``NUMBA_NUM_THREADS``),
-    indexed by thread id, so the scan allocates nothing."""
+    each node's per-feature results, the left sums and gains of one feature
+    for every thread numba may start (``NUMBA_NUM_THREADS``), indexed by
+    thread id, and each node's best feature, so the scan allocates
+    nothing."""
     # numba's thread id reads state that its threading layer sets up when it
     # starts; a scan that runs before any parallel region in the process
     # (the serial twin, a small fit) would read it uninitialised and crash.
     # Asking for the number of threads starts the layer.
     numba.get_num_threads()
     return (np.empty((2, n_features, 6)),
-            np.empty((numba.config.NUMBA_NUM_THREADS, 4, n_bins)))
+            np.empty((numba.config.NUMBA_NUM_THREADS, 4, n_bins)),
+            np.empty(2, dtype=np.int64))
 
 
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
@@ -340,7 +348,8 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     n_nodes = len(nodes)
     hist0 = nodes[0][0]
     n_features = hist0.shape[0]
-    per_feature, work = split_scratch(n_features, hist0.shape[1]) if scratch is None else scratch
+    per_feature, work, best_features = (split_scratch(n_features, hist0.shape[1])
+                                        if scratch is None else scratch)
     per_feature = per_feature[:n_nodes]
     hist1 = nodes[-1][0]
     siblings = [hist if sibling is None else sibling for hist, sibling, *_ in nodes]
@@ -351,20 +360,25 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     # The work is the bins of the allowed features, not the size of the
     # histograms: on LightGBM's example (300 features, 21 value bins each on
     # average, a third of the features unsplittable) the two differ 17-fold.
-    n_bins = int(np.dot(feature_mask, n_bins_non_missing + np.uint32(1)))
+    n_bins = int(np.dot(feature_mask, n_bins_non_missing)) + n_features
     scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
                 n_nodes * n_bins, _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
          float(min_hessian_to_split), float(l2_regularization), per_feature, work,
-         monotonic_cst, node_bounds)
+         monotonic_cst, node_bounds, best_features)
     splits = []
-    for k in range(n_nodes):
-        best = _first_best_feature(per_feature[k])
-        if best < 0 or not per_feature[k, best, 0] > min_gain_to_split:
+    # Python numbers from tolist(): reading NumPy scalars one by one cost
+    # several microseconds a split.
+    for k, best in enumerate(best_features[:n_nodes].tolist()):
+        if best < 0:
             splits.append(_NO_SPLIT)
             continue
-        gain, bin_threshold, mleft, sum_g_left, sum_h_left, count_left = per_feature[k, best]
+        gain, bin_threshold, mleft, sum_g_left, sum_h_left, count_left = \
+            per_feature[k, best].tolist()
+        if not gain > min_gain_to_split:
+            splits.append(_NO_SPLIT)
+            continue
         categories = None
         if is_categorical[best]:
             # The scan kept the size of the set; the set itself is made for
@@ -372,8 +386,8 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
             categories = left_categories(nodes[k][0][best], n_bins_non_missing[best],
                                          missing_bin, int(bin_threshold))
             bin_threshold = 0
-        splits.append((float(gain), best, int(bin_threshold), int(mleft), float(sum_g_left),
-                       float(sum_h_left), int(count_left + 0.5), categories))
+        splits.append((gain, best, int(bin_threshold), int(mleft), sum_g_left, sum_h_left,
+                       int(count_left + 0.5), categories))
     return splits
 
 
