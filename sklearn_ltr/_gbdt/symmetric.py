@@ -33,7 +33,7 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._utils.parallel import pick, serial_twin
-from .scan_parts import leaf_term
+from .scan_parts import leaf_term, subtract_sibling
 from .splitting import _first_best_feature, left_bins
 
 __all__ = ["grow_symmetric_levels", "level_split"]
@@ -194,6 +194,20 @@ def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feat
     return float(best_gain), best, bin_threshold, missing_left
 
 
+@njit(cache=True)
+def _subtract_used_bins(histograms, parent_slots, small_slots, features, n_bins_non_missing,
+                        missing_bin):
+    """``histograms[parent_slots[k]] -= histograms[small_slots[k]]`` for
+    every ``k``, over the bins a scan reads only: the value bins and the
+    missing bin of each of ``features``. The whole histograms, mostly bins
+    no value falls in, took 2 ms a tree on LightGBM's example (300 features
+    of 21 value bins on average, 2.4 MB a histogram)."""
+    for k in range(parent_slots.shape[0]):
+        for f in features:
+            subtract_sibling(histograms[parent_slots[k], f], histograms[small_slots[k], f],
+                             n_bins_non_missing[f], missing_bin)
+
+
 def grow_symmetric_levels(grower, root, max_depth):
     """Grow the levels of a symmetric tree below ``root`` with ``grower``'s
     rows, histogram pool and parameters; return the list of node dicts (in
@@ -284,8 +298,10 @@ def grow_symmetric_levels(grower, root, max_depth):
             node_ids, features, bins, left_ids, right_ids, histogram_of, small_slots = zip(*splits)
             rows.split_level(node_ids, features, bins, left_ids, right_ids, histogram_of, hists,
                              small_slots)
-        for parent_slot, small_slot in subtract:
-            np.subtract(hists[parent_slot], hists[small_slot], out=hists[parent_slot])
+        if subtract:
+            parent_slots, small_slots = np.array(subtract, dtype=np.int64).T
+            _subtract_used_bins(hists, parent_slots, small_slots, np.flatnonzero(grower._mask),
+                                grower.n_bins_non_missing, missing_bin)
         grower._free_slots.extend(freed_after)
         level = next_level
     for nd in level:
