@@ -468,7 +468,9 @@ def print_profile(rows):
                  for name in PHASES]
         rest = total - sum(ph.get(name, 0.0) for name in PHASES)
         parts.append(f"checks and other {rest:.2f} ({100 * rest / total:.0f}%)")
-        print(f"  {r['n_queries']} queries, {r['objective']}: ours {total:.2f} s = " + ", ".join(parts))
+        data = (f"{r['n_queries']} queries" if isinstance(r["n_queries"], int)
+                else r["n_queries"])
+        print(f"  {data}, {r['objective']}: ours {total:.2f} s = " + ", ".join(parts))
         theirs = r["lightgbm_s"]
         if r["dataset_s"] is not None:
             d = r["dataset_s"]
