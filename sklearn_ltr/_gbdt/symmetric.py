@@ -117,21 +117,29 @@ _MIN_PARALLEL_BINS = 16_000
 
 
 @njit(cache=True)
-def _left_sums(h, bin_threshold, missing_left, missing_bin):
-    """Gradient, hessian and row sums of the left child of one node at one
-    threshold, accumulated in bin order as the scan does."""
-    gl = 0.0
-    hl = 0.0
-    cl = 0.0
-    if missing_left:
-        gl = h[missing_bin, 0]
-        hl = h[missing_bin, 1]
-        cl = h[missing_bin, 2]
-    for b in range(bin_threshold + 1):
-        gl += h[b, 0]
-        hl += h[b, 1]
-        cl += h[b, 2]
-    return gl, hl, cl
+def _left_sums_of_nodes(histograms, slots, feature, bin_threshold, missing_left, missing_bin):
+    """Gradient, hessian and row sums of the left child of each node
+    (histogram ``histograms[slots[k]]``) split on ``feature`` at one
+    threshold, accumulated in bin order as the scan does; an array of shape
+    (n_nodes, 3). One call for a level's nodes rather than one per node."""
+    out = np.empty((slots.shape[0], 3))
+    for k in range(slots.shape[0]):
+        h = histograms[slots[k], feature]
+        gl = 0.0
+        hl = 0.0
+        cl = 0.0
+        if missing_left:
+            gl = h[missing_bin, 0]
+            hl = h[missing_bin, 1]
+            cl = h[missing_bin, 2]
+        for b in range(bin_threshold + 1):
+            gl += h[b, 0]
+            hl += h[b, 1]
+            cl += h[b, 2]
+        out[k, 0] = gl
+        out[k, 1] = hl
+        out[k, 2] = cl
+    return out
 
 
 def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
@@ -190,8 +198,8 @@ def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feat
     bin_threshold = int(per_feature[best, 1])
     missing_left = int(per_feature[best, 2])
     if not np.any(histograms[slots, best, missing_bin, 2] > 0):
-        left_rows = sum(_left_sums(histograms[s, best], bin_threshold, False, missing_bin)[2]
-                        for s in slots)
+        left_rows = sum(_left_sums_of_nodes(histograms, slots, best, bin_threshold, False,
+                                            missing_bin)[:, 2].tolist())
         missing_left = int(left_rows >= totals[:, 2].sum() - left_rows)
     return float(best_gain), best, bin_threshold, missing_left
 
@@ -253,11 +261,11 @@ def grow_symmetric_levels(grower, root, max_depth):
         splits = []
         subtract = []
         freed_after = []
-        for nd in level:
+        left_sums = _left_sums_of_nodes(hists, slots, feature, bin_threshold, bool(missing_left),
+                                        missing_bin).tolist()
+        for nd, (gl, hl, cl) in zip(level, left_sums):
             parent_slot = nd["slot"]
             nd["slot"] = -1
-            gl, hl, cl = _left_sums(hists[parent_slot, feature], bin_threshold,
-                                    bool(missing_left), missing_bin)
             counts = (int(cl + 0.5), nd["count"] - int(cl + 0.5))
             sums_g = (gl, nd["sum_g"] - gl)
             sums_h = (hl, nd["sum_h"] - hl)
