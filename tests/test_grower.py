@@ -282,15 +282,17 @@ def test_constant_hessian_path(with_sample_indices, monkeypatch):
     np.testing.assert_array_equal(tree.partitioned_indices, general.partitioned_indices)
 
 
-def _features_that_can_split(Xb, mapper, is_categorical=None, **kw):
-    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_)
+def _features_that_can_split(Xb, mapper, is_categorical=None, constant_hessian=None, **kw):
+    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_,
+                    constant_hessian=constant_hessian)
     grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
                         is_categorical=is_categorical, **kw)
     n = Xb.shape[0]
     return grower._features_that_can_split(np.zeros(n, np.float32), np.ones(n, np.float32))
 
 
-def test_features_that_can_split_by_hand():
+@pytest.mark.parametrize("constant_hessian", [None, 1.0])
+def test_features_that_can_split_by_hand(constant_hessian):
     # Each column's rows outside its most common value decide: a split needs
     # min_samples_leaf (20) rows on each side.
     n = 100
@@ -305,11 +307,11 @@ def test_features_that_can_split_by_hand():
     X[:1, 6] = 1.0                   # categorical, two categories used: kept
     is_categorical = np.array([0, 0, 0, 0, 0, 0, 1], dtype=bool)
     mapper = BinMapper(max_bins=63, is_categorical=is_categorical).fit(X)
-    can_split = _features_that_can_split(mapper.transform(X), mapper,
-                                         is_categorical=is_categorical, min_samples_leaf=20)
+    can_split = _features_that_can_split(mapper.transform(X), mapper, is_categorical=is_categorical,
+                                         constant_hessian=constant_hessian, min_samples_leaf=20)
     np.testing.assert_array_equal(can_split, [0, 0, 1, 1, 0, 1, 1])
-    can_split = _features_that_can_split(mapper.transform(X), mapper,
-                                         is_categorical=is_categorical, min_samples_leaf=10)
+    can_split = _features_that_can_split(mapper.transform(X), mapper, is_categorical=is_categorical,
+                                         constant_hessian=constant_hessian, min_samples_leaf=10)
     np.testing.assert_array_equal(can_split, [0, 1, 1, 1, 1, 1, 1])
 
 
