@@ -172,6 +172,11 @@ class TreeGrower:
     If every hessian is the same (the objective's ``constant_hessian``,
     given to :class:`~sklearn_ltr._gbdt.node_rows.NodeRows`), the histograms
     accumulate only gradients and counts, which is faster.
+
+    The first :meth:`grow` finds the features that no node can split (fewer
+    than ``min_samples_leaf`` rows on one side of every threshold, over all
+    training rows); every tree leaves them out of its histograms and split
+    search, which changes no tree.
     """
 
     def __init__(self, rows, n_bins_non_missing, missing_values_bin_idx, bin_thresholds=None,
