@@ -313,6 +313,9 @@ def load_small(name):
         data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                             "data", "mq2008")
         (X, y, qid), _, _ = load_letor_folds(data, 1, as_dense=True)
+    # LightGBM's group sizes (_group_sizes) need the rows sorted by query.
+    if np.any(np.diff(qid) < 0):
+        raise ValueError(f"{name}: rows are not sorted by query id")
     return np.asarray(X, dtype=np.float64), y, qid
 
 
