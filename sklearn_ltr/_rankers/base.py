@@ -22,7 +22,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._gbdt.binning import BinMapper
 from .._gbdt.booster import Booster, TrainingData
-from .._gbdt.constraints import check_interaction_cst, check_monotonic_cst
 from .._gbdt.grower import GROW_POLICIES
 from .._objectives import OBJECTIVES
 from .._objectives.multi_objective import check_secondary_labels
@@ -41,6 +40,7 @@ from .input import RankerInputMixin
 from .mixin import RankerMixin
 from .model_file import save_ranker
 from .registry import model_classes
+from .tree_shape import LEAF_WISE_LEAVES, check_warm_start_constraints, tree_params
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
 
@@ -51,11 +51,6 @@ _BINNING_SUBSAMPLE = 200_000
 # does with its 10k "small trainset"): the full training set would cost more
 # than the tree itself on large data.
 _SMALL_TRAINSET_ROWS = 10_000
-# Levels of a symmetric tree when max_depth is None: CatBoost's default depth.
-SYMMETRIC_DEPTH = 6
-# The default max_leaf_nodes, LightGBM's num_leaves; symmetric trees refuse
-# any other value, which they could not honour.
-LEAF_WISE_LEAVES = 31
 
 
 class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
@@ -279,7 +274,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         LambdaMARTRanker exposes, reach the objective in the training rows'
         query order."""
         X, y, qid, sample_weight = self._prepare_training_data(X, y, qid, sample_weight)
-        self._tree_params()  # refuse bad constraints and tree shapes before any binning
+        tree_params(self)  # refuse bad constraints and tree shapes before any binning
         if y_secondary is not None:
             y_secondary = check_secondary_labels(y_secondary, X.shape[0])
         if position is not None:
@@ -429,14 +424,14 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
                 n_features=self.n_features_in_,
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
-        tree_params = self._tree_params()
-        self._check_warm_start_constraints(warm, tree_params)
-        self.grow_policy_ = tree_params["grow_policy"]
+        params = tree_params(self)
+        check_warm_start_constraints(self, warm, params)
+        self.grow_policy_ = params["grow_policy"]
         self._booster.boost(
             training,
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
-            tree_params=tree_params,
+            tree_params=params,
             learning_rate=self.learning_rate,
             max_features=self.max_features,
             subsample=self.subsample,
@@ -475,111 +470,6 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         # permuting whole queries in the input gives the same thresholds.
         return BinMapper(max_bins=self.max_bins, subsample=None,
                          is_categorical=self.is_categorical_).fit(X, sample_rows=rows)
-
-    @staticmethod
-    def _constraint_record(monotonic_cst, interaction_cst):
-        """The constraints of a fit, in a form that compares with ``==``."""
-        # Plain lists of ints, which pickle and skops store as they are.
-        return (None if monotonic_cst is None else [int(v) for v in monotonic_cst],
-                None if interaction_cst is None else [sorted(int(j) for j in group)
-                                                      for group in interaction_cst])
-
-    def _check_warm_start_constraints(self, warm, tree_params):
-        """Refuse a warm start under constraints other than those the
-        model's trees were grown with: the model would promise what its
-        earlier trees do not keep. Remember this fit's constraints."""
-        grown = self._constraint_record(tree_params["monotonic_cst"],
-                                        tree_params["interaction_cst"])
-        before = getattr(self, "_grown_constraints", None) if warm else None
-        if before is not None and before != grown:
-            changed = [name for name, old, new in zip(
-                ("monotonic_cst", "interaction_cst"), before, grown) if old != new]
-            raise ValueError(
-                f"warm_start=True adds trees to a model grown with other {' and '.join(changed)}"
-                ": its earlier trees do not follow the new ones, so the model would not either. "
-                "Fit from scratch (warm_start=False), or set them back to those of the fitted "
-                "model."
-            )
-        self._grown_constraints = grown
-
-    def _tree_params(self):
-        monotonic_cst, interaction_cst = self._tree_constraints()
-        grow_policy = self._grow_policy_used(monotonic_cst, interaction_cst)
-        max_depth = self.max_depth
-        if grow_policy == "symmetric":
-            self._check_symmetric(monotonic_cst, interaction_cst)
-            if max_depth is None:
-                max_depth = SYMMETRIC_DEPTH
-        return dict(
-            grow_policy=grow_policy,
-            max_leaf_nodes=self.max_leaf_nodes,
-            max_depth=max_depth,
-            min_samples_leaf=self.min_samples_leaf,
-            min_hessian_to_split=self.min_hessian_to_split,
-            l2_regularization=self.l2_regularization,
-            monotonic_cst=monotonic_cst,
-            interaction_cst=interaction_cst,
-        )
-
-    def _grow_policy_used(self, monotonic_cst, interaction_cst):
-        """``grow_policy`` with ``'auto'`` resolved: symmetric trees unless
-        the data has categorical features, the trees have constraints (which
-        one split per level cannot honour) or ``max_leaf_nodes`` asks for
-        another leaf count; leaf-wise trees then."""
-        if self.grow_policy != "auto":
-            return self.grow_policy
-        if (np.any(self.is_categorical_) or monotonic_cst is not None
-                or interaction_cst is not None or self.max_leaf_nodes != LEAF_WISE_LEAVES):
-            return "lossguide"
-        return "symmetric"
-
-    def _check_symmetric(self, monotonic_cst, interaction_cst):
-        """What symmetric trees cannot do, refused with the parameter to change."""
-        if self.max_leaf_nodes != LEAF_WISE_LEAVES:
-            # A leaf count asked for and silently not grown is a wrong model.
-            raise ValueError(
-                f"max_leaf_nodes={self.max_leaf_nodes}, but symmetric trees take their size "
-                f"from max_depth alone (2**max_depth leaves) and accept only the default "
-                f"max_leaf_nodes={LEAF_WISE_LEAVES}. Set max_depth and leave max_leaf_nodes at "
-                f"{LEAF_WISE_LEAVES}, or use grow_policy='lossguide' (or 'auto', 'depthwise') "
-                "to grow trees of max_leaf_nodes leaves."
-            )
-        fixes = {
-            "categorical features": (
-                np.any(self.is_categorical_),
-                "encode the categorical columns as numbers (or drop them)"),
-            "monotonic_cst": (monotonic_cst is not None, "set monotonic_cst=None"),
-            "interaction_cst": (interaction_cst is not None, "set interaction_cst=None"),
-        }
-        refused = {name: fix for name, (given, fix) in fixes.items() if given}
-        if refused:
-            raise ValueError(
-                f"grow_policy='symmetric' does not support {' or '.join(refused)}: one split "
-                "shared by a whole level cannot honour them. Use grow_policy='auto' (which "
-                "grows leaf-wise trees then), 'lossguide' or 'depthwise'; or "
-                + "; ".join(refused.values()) + "."
-            )
-
-    def _tree_constraints(self):
-        """``monotonic_cst`` and ``interaction_cst`` checked against the
-        features of X and as the grower takes them (None for none)."""
-        names = getattr(self, "feature_names_in_", None)
-        monotonic_cst = check_monotonic_cst(self.monotonic_cst, self.n_features_in_, names)
-        categorical = getattr(self, "is_categorical_", None)
-        if monotonic_cst is not None and categorical is not None:
-            both = np.flatnonzero((np.asarray(monotonic_cst) != 0) & categorical)
-            if both.size:
-                name = names[both[0]] if names is not None else int(both[0])
-                raise ValueError(
-                    f"monotonic_cst constrains feature {name!r}, which is categorical: "
-                    "categories have no order to be monotonic in (as in scikit-learn's "
-                    "HistGradientBoosting). Drop its constraint, or leave it out of "
-                    "categorical_features."
-                )
-        return (
-            monotonic_cst,
-            check_interaction_cst(self.interaction_cst, self.n_features_in_, names),
-        )
 
     def _objective_state(self, warm):
         """What the objective of a fit starts from besides the data (keyword

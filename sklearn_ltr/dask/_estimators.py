@@ -25,6 +25,7 @@ from .._rankers.categorical_input import (
 )
 from .._rankers.docs import _dask_ranker_doc
 from .._rankers.input_checks import check_largest_label, check_numeric_columns
+from .._rankers.tree_shape import tree_constraints
 from .._utils.queries import resolve_qid, rows_of_queries, split_queries
 from ._partitions import (
     is_dask_collection,
@@ -173,7 +174,7 @@ class _DaskRankerMixin:
         warm, nothing_to_add = self._begin_fit()
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
-            self._tree_constraints()  # refuse bad constraints before the workers start
+            tree_constraints(self)  # refuse bad constraints before the workers start
             parts = client.compute(
                 partition_tasks(X, y, qid, sample_weight, label_gain=self._gain_table(),
                                 categories=self._pandas_categories, **rows)

@@ -24,6 +24,7 @@ from .._rankers.model_file import (
     array_dtypes,
 )
 from .._rankers.registry import model_classes
+from .._rankers.tree_shape import constraint_record, tree_constraints
 
 __all__ = ["ModelFileError", "build_ranker", "get_field", "read_arrays"]
 
@@ -372,10 +373,10 @@ def build_ranker(document, a):
     # The constraints the saved trees were grown with, as far as the saved
     # parameters tell: a warm start refuses others.
     try:
-        constraints = estimator._tree_constraints()
+        constraints = tree_constraints(estimator)
     except ValueError as exc:
         raise ModelFileError(f"its constraints do not fit its features: {exc}") from None
-    estimator._grown_constraints = estimator._constraint_record(*constraints)
+    estimator._grown_constraints = constraint_record(*constraints)
     estimator._pandas_categories = dict(sorted(pandas_categories.items()))
     estimator._booster = booster
     estimator.n_iter_ = n_trees
