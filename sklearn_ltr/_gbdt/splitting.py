@@ -289,6 +289,16 @@ def split_scratch(n_features, n_bins):
             np.empty(2, dtype=np.int64))
 
 
+def scanned_bins(feature_mask, n_bins_non_missing):
+    """The bins a split scan of one node reads: the value bins of the
+    allowed features, plus one per feature (its missing bin, or the check
+    that skips it). This, not the size of the histograms, is the work that
+    chooses the serial or the parallel scan: on LightGBM's example (300
+    features, 21 value bins each on average, a third of them unsplittable)
+    the two differ 17-fold."""
+    return int(np.dot(feature_mask, n_bins_non_missing)) + feature_mask.shape[0]
+
+
 def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_samples_leaf,
                      min_hessian_to_split, min_gain_to_split, l2_regularization,
                      scratch=None, is_categorical=None, monotonic_cst=None,
@@ -357,12 +367,8 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     totals = np.array([[float(g), float(h), float(c)] for *_, g, h, c in nodes])
     if is_categorical is None:
         is_categorical = np.zeros(n_features, dtype=np.uint8)
-    # The work is the bins of the allowed features, not the size of the
-    # histograms: on LightGBM's example (300 features, 21 value bins each on
-    # average, a third of the features unsplittable) the two differ 17-fold.
-    n_bins = int(np.dot(feature_mask, n_bins_non_missing)) + n_features
     scan = pick(_best_split_of_each_feature, _best_split_of_each_feature_serial,
-                n_nodes * n_bins, _MIN_PARALLEL_BINS)
+                n_nodes * scanned_bins(feature_mask, n_bins_non_missing), _MIN_PARALLEL_BINS)
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
          float(min_hessian_to_split), float(l2_regularization), per_feature, work,

@@ -34,7 +34,7 @@ from numba import get_thread_id, njit, prange
 
 from .._utils.parallel import pick, serial_twin
 from .scan_parts import leaf_term, subtract_sibling
-from .splitting import _first_best_feature, left_bins
+from .splitting import _first_best_feature, left_bins, scanned_bins
 
 __all__ = ["grow_symmetric_levels", "level_split"]
 
@@ -182,12 +182,10 @@ def level_split(histograms, slots, totals, n_bins_non_missing, missing_bin, feat
         missing values for ``feature``, they go (at predict time) to the
         side with more training rows over the level.
     """
-    n_features = histograms.shape[1]
     per_feature, work = scratch[0][0], scratch[1]
-    # The bins the scan reads, as in find_best_splits.
-    n_bins = int(np.dot(feature_mask, n_bins_non_missing)) + n_features
     scan = pick(_summed_gains_of_each_feature, _summed_gains_of_each_feature_serial,
-                slots.shape[0] * n_bins, _MIN_PARALLEL_BINS)
+                slots.shape[0] * scanned_bins(feature_mask, n_bins_non_missing),
+                _MIN_PARALLEL_BINS)
     scan(histograms, slots, totals, n_bins_non_missing, missing_bin, feature_mask,
          int(min_samples_leaf), float(min_hessian_to_split), float(l2_regularization),
          per_feature, work)
