@@ -90,7 +90,8 @@ LightGBM ``rank_xendcg`` at every size; LambdaMARTRanker fit <= 0.6x
 LightGBM ``lambdarank`` at every size; memory added by a fit (imports
 included) <= 0.6x LightGBM's at 5,000 queries.
 
-``--small [example] [mq2008]`` (issue 31) times instead every ranker on the
+``--small [example] [mq2008]`` (issue 31; ``--data DIR``: the shared data
+directory, ``../shared/data`` by default) times instead every ranker on the
 real data we ship: the training rows of LightGBM's lambdarank example (3,005
 rows, 300 features) and of MQ2008's fold 1 (9,630 rows, 46 features), with
 the same parameters and alternation. ``LambdaMARTRanker`` and
@@ -302,26 +303,25 @@ def bench_size(n_queries, repeats, n_trees, objectives, memory_trees, profile, b
     return rows
 
 
-def load_small(name):
-    """The training rows of LightGBM's example or of MQ2008's fold 1, as the
-    shipped-data README says to load them (dense float64)."""
+def load_small(name, data_dir):
+    """The training rows of LightGBM's example or of MQ2008's fold 1 (from
+    ``data_dir/mq2008``), as the shared data's README says to load them
+    (dense float64)."""
     from sklearn_ltr.datasets import load_example, load_letor_folds
 
     if name == "example":
         (X, y, qid), _ = load_example()
     else:
-        data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
-                            "data", "mq2008")
-        (X, y, qid), _, _ = load_letor_folds(data, 1, as_dense=True)
+        (X, y, qid), _, _ = load_letor_folds(os.path.join(data_dir, "mq2008"), 1, as_dense=True)
     # LightGBM's group sizes (_group_sizes) need the rows sorted by query.
     if np.any(np.diff(qid) < 0):
         raise ValueError(f"{name}: rows are not sorted by query id")
     return np.asarray(X, dtype=np.float64), y, qid
 
 
-def bench_small(name, repeats, n_trees, objectives, profile):
+def bench_small(name, data_dir, repeats, n_trees, objectives, profile):
     """Alternating fits on shipped data; rows as :func:`bench_size`'s, without memory."""
-    X, y, qid = load_small(name)
+    X, y, qid = load_small(name, data_dir)
     print(f"\n{name}: {X.shape[0]} rows x {X.shape[1]} features, {len(np.unique(qid))} queries, "
           f"{n_trees} trees", flush=True)
     times, phases = _alternating_fits(X, y, qid, repeats, n_trees, objectives)
@@ -495,6 +495,9 @@ def main():
     parser.add_argument("--small", nargs="*", choices=SMALL_DATA, default=None,
                         help="time fits on the shipped data instead of make_ranking: "
                         "LightGBM's example and MQ2008 fold 1 (issue 31's small-data targets)")
+    parser.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                       "..", "..", "shared", "data"),
+                        help="the shared data directory, for MQ2008 with --small")
     parser.add_argument("--trees", type=int, default=N_TREES, help="trees per model (500 for the targets)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating fits per size (20000: at most 2)")
     parser.add_argument("--memory-trees", type=int, default=100,
@@ -536,7 +539,8 @@ def main():
     if args.small is not None:
         rows = []
         for name in args.small or SMALL_DATA:
-            rows += bench_small(name, args.repeats, args.trees, args.objectives, args.profile)
+            rows += bench_small(name, args.data, args.repeats, args.trees, args.objectives,
+                                args.profile)
         report_small(rows, args.profile)
         return
 
