@@ -41,7 +41,7 @@ def _contributions(ensemble, X, n_jobs=None):
     not know."""
     with numba_threads(n_jobs):
         return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline,
-                         ensemble.encode(X))
+                         ensemble.encode(X), feature_columns=ensemble.feature_columns)
 
 
 def feature_contributions(model, X, *, qid=None):

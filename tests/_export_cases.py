@@ -56,18 +56,25 @@ def fitted(name, n_estimators=30):
 
 
 def _rows_reaching_splits(ensemble, X_base):
-    """One row per split node that reaches it: a base row whose features on
+    """One row per split node that reaches it: a base row whose columns on
     the node's path are moved inside the path's intervals (for a
-    categorical feature, into the path's set of categories, or to NaN) where
+    categorical column, into the path's set of categories, or to NaN) where
     needed.
 
-    Returns the rows and the split nodes' features and thresholds (NaN for
+    A categorical column may be split on through several features, each
+    with a block of the column's categories; a value outside the block
+    (another block's category, or one the column does not know) takes the
+    missing side.
+
+    Returns the rows and the split nodes' columns and thresholds (NaN for
     categorical splits)."""
-    rows, features, thresholds = [], [], []
-    is_categorical = ensemble.is_categorical
+    rows, columns, thresholds = [], [], []
+    is_categorical = ensemble.categorical_columns
+    known = {c: ensemble.column_categories(c) for c in np.flatnonzero(is_categorical)}
     for t, nodes in enumerate(ensemble.trees()):
         # (node, lower bounds (exclusive), upper bounds (inclusive) per
-        # feature, {categorical feature: (categories allowed, NaN allowed)})
+        # column, {categorical column: (known categories allowed, unknown
+        # values allowed)})
         stack = [(0, np.full(ensemble.n_features, -np.inf), np.full(ensemble.n_features, np.inf),
                   {})]
         while stack:
@@ -81,32 +88,38 @@ def _rows_reaching_splits(ensemble, X_base):
             inside = np.where(np.isfinite(hi), hi, np.nextafter(lo, np.inf))
             inside = np.where(np.isneginf(lo) & np.isposinf(hi), 0.0, inside)
             row[outside] = inside[outside]
-            for f, (categories, nan_ok) in allowed.items():
-                known = np.isin(row[f], ensemble.categories[f])
-                if not (np.isin(row[f], categories) or (nan_ok and not known)):
-                    row[f] = min(categories) if categories else np.nan
+            for c, (categories, unknown_ok) in allowed.items():
+                if not (np.isin(row[c], list(categories))
+                        or (unknown_ok and not np.isin(row[c], known[c]))):
+                    row[c] = min(categories) if categories else np.nan
             rows.append(row)
             f, thr = node["feature_idx"], node["num_threshold"]
-            features.append(f)
+            c = int(ensemble.column_of(f))
+            columns.append(c)
             thresholds.append(thr)
             if node["is_categorical"]:
-                categories, nan_ok = allowed.get(f, (set(ensemble.categories[f]), True))
+                categories, unknown_ok = allowed.get(c, (set(known[c]), True))
+                block = set(ensemble.categories[f])
                 left = set(ensemble.categories[f][bins_of(node["left_categories"])])
+                missing = set(known[c]) - block  # other blocks' categories
                 nan_left = bool(node["missing_go_to_left"])
-                sides = [(node["left"], categories & left, nan_ok and nan_left),
-                         (node["right"], categories - left, nan_ok and not nan_left)]
-                for child, child_categories, child_nan_ok in sides:
-                    if child_categories or child_nan_ok:  # else no row reaches it
+                sides = [(node["left"], categories & (left | (missing if nan_left else set())),
+                          unknown_ok and nan_left),
+                         (node["right"], categories & ((block - left)
+                                                       | (set() if nan_left else missing)),
+                          unknown_ok and not nan_left)]
+                for child, child_categories, child_unknown_ok in sides:
+                    if child_categories or child_unknown_ok:  # else no row reaches it
                         stack.append((child, lo, hi,
-                                      {**allowed, f: (child_categories, child_nan_ok)}))
+                                      {**allowed, c: (child_categories, child_unknown_ok)}))
                 continue
             left_hi = hi.copy()
-            left_hi[f] = min(hi[f], thr)
+            left_hi[c] = min(hi[c], thr)
             right_lo = lo.copy()
-            right_lo[f] = max(lo[f], thr)
+            right_lo[c] = max(lo[c], thr)
             stack.append((node["left"], lo, left_hi, allowed))
             stack.append((node["right"], right_lo, hi, allowed))
-    return np.array(rows), np.array(features), np.array(thresholds)
+    return np.array(rows), np.array(columns), np.array(thresholds)
 
 
 def edge_rows(ensemble, X_base, *, float32=False):
@@ -173,8 +186,12 @@ def probe_rows(name, *, float32=False):
 # -- a model with categorical splits -------------------------------------------
 
 CATEGORICAL_COLUMNS = (1, 5)
-# Few bins, so that column 1's rarer categories are merged into the missing bin.
+# Fewer bins than column 1's 30 codes, so that it is a wide column, split on
+# through two features of up to 16 categories each.
 CATEGORICAL_MAX_BINS = 16
+# Column 1 also holds these codes once each: too rare to be kept, so merged
+# into the missing bin.
+RARE_CODES = np.array([40.0, 41.0, 42.0, 43.0])
 # Column 5's codes: gaps between them, and codes that need several words of a
 # 32-bit bitset.
 SPARSE_CODES = np.array([0, 3, 7, 31, 32, 64, 100, 1000, 70000])
@@ -183,8 +200,9 @@ SPARSE_CODES = np.array([0, 3, 7, 31, 32, 64, 100, 1000, 70000])
 def _with_categories(X, y, rng):
     """X with CATEGORICAL_COLUMNS replaced by category codes that carry
     signal in no order: column 1 one of 30 codes per label (the codes of
-    the rare high labels are rare), column 5 one of SPARSE_CODES per
-    ninth of column 2's range, each with NaN and negative values."""
+    the rare high labels are rare) and RARE_CODES once each, column 5 one
+    of SPARSE_CODES per ninth of column 2's range, each with NaN and
+    negative values."""
     X = X.copy()
     n = X.shape[0]
     by_label = rng.permutation(30)[np.minimum(y.astype(int) * 6 + rng.integers(0, 6, n), 29)]
@@ -195,6 +213,7 @@ def _with_categories(X, y, rng):
         codes[rng.random(n) < 0.05] = np.nan
         codes[rng.random(n) < 0.03] = negative
         X[:, column] = codes
+    X[rng.choice(n, RARE_CODES.size, replace=False), 1] = RARE_CODES
     return X
 
 
@@ -230,7 +249,7 @@ def category_probes(ensemble, f, *, fractional=False):
     integers."""
     X_train, _, _ = categorical_training_data()
     seen = np.unique(X_train[:, f][X_train[:, f] >= 0])
-    known = ensemble.categories[f]
+    known = ensemble.column_categories(f)
     unseen = np.setdiff1d(np.arange(known.max() + 3), seen)[:12]
     values = [known, np.setdiff1d(seen, known), unseen,
               [np.nan, -1.0, -3.0, 2.0**24 + 1, 2.0**30]]
@@ -248,10 +267,10 @@ def categorical_probe_rows(*, fractional=False, float32=False, name="LambdaMARTR
         n_queries=10, docs_per_query=20, n_features=N_FEATURES, random_state=7
     )
     X_base = _with_categories(X_base, y_base, np.random.default_rng(8))
-    reaching, features, thresholds = _rows_reaching_splits(ensemble, X_base)
+    reaching, columns, thresholds = _rows_reaching_splits(ensemble, X_base)
     rows = []
     for f in CATEGORICAL_COLUMNS:
-        at_split = reaching[features == f]
+        at_split = reaching[columns == f]
         for value in category_probes(ensemble, f, fractional=fractional):
             probe = at_split.copy()
             probe[:, f] = value

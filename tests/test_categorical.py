@@ -49,11 +49,12 @@ def test_bin_mapper_keeps_the_most_frequent_categories_as_bins():
 
 
 def test_bin_mapper_records_the_categories_and_rows_it_pools():
-    # Category c appears c + 1 times, 10 categories, max_bins=4: 6 rarer
-    # categories with 1 + 2 + ... + 6 = 21 rows pooled, of 55 + 3 rows.
+    # Category c appears c + 1 times, 10 categories, max_bins=4: the two
+    # seen in fewer than 3 rows (1, and 0 with its extra row) are pooled,
+    # 4 of the 55 + 3 rows (tests/test_wide_categorical.py has the rule).
     col = np.concatenate([np.full(c + 1, float(c)) for c in range(10)] + [[np.nan, -1.0, 0.0]])
     mapper = BinMapper(max_bins=4, is_categorical=[True]).fit(col[:, None])
-    assert mapper.pooled_categories_ == {0: (10, 22, col.size)}
+    assert mapper.pooled_categories_ == {0: (10, 2, 4, col.size)}
     assert BinMapper(max_bins=10, is_categorical=[True]).fit(col[:, None]).pooled_categories_ == {}
 
 
@@ -63,17 +64,19 @@ def test_rankers_warn_when_a_feature_has_more_categories_than_max_bins(cls):
 
     rng = np.random.default_rng(0)
     n = 600
-    X = np.column_stack([rng.normal(size=n), rng.integers(0, 20, n).astype(float)])
+    # 12 frequent categories and 8 seen once: with max_bins=8 the 8 most
+    # frequent and the 4 other frequent ones are kept, the 8 rare pooled.
+    codes = np.concatenate([rng.integers(0, 12, n - 8), np.arange(12, 20)]).astype(float)
+    X = np.column_stack([rng.normal(size=n), codes])
     qid = np.repeat(np.arange(30), 20)
     y = fit_labels(cls, rng.integers(0, 4, n).astype(float))
     params = dict(n_estimators=2, categorical_features=[1], random_state=0)
     with pytest.warns(CategoryPoolingWarning) as caught:
         cls(**params, max_bins=8).fit(X, y, qid=qid)
     message = str(caught[0].message)
-    pooled = np.isin(X[:, 1], BinMapper(max_bins=8, is_categorical=[False, True]).fit(X)
-                     .bin_thresholds_[1], invert=True).sum()
-    assert "Categorical feature 1 has 20 categories, more than max_bins=8" in message
-    assert f"the other 12 ({pooled} of the {n} rows binned" in message
+    assert ("Categorical feature 1 has 20 categories; 8 of them (8 of the 600 rows binned, "
+            "1.3%) are treated as missing values") in message
+    assert "beyond its max_bins=8 most frequent that were seen in fewer than 3 rows" in message
     assert caught[0].filename == __file__  # points at the fit call, past every wrapper
     with warnings.catch_warnings():
         warnings.simplefilter("error", CategoryPoolingWarning)
@@ -263,6 +266,11 @@ def test_native_categories_rank_better_than_ordinal_codes(Ranker):
 @pytest.fixture(scope="module")
 def fitted():
     X, y, qid = _category_data()
+    # Categories 30..39 seen twice each (their other rows moved to 0..9):
+    # with max_bins=30 they are pooled with the missing values.
+    for c in range(30, 40):
+        rows = np.flatnonzero(X[:, 2] == c)
+        X[rows[2:], 2] = c - 30
     X[::17, 2] = np.nan
     model = LambdaMARTRanker(n_estimators=20, categorical_features=[2], max_bins=30,
                              early_stopping=False, random_state=0).fit(X, y, qid=qid)
@@ -285,10 +293,10 @@ def test_predict_equals_the_binned_prediction_of_training(fitted):
 
 def test_unseen_rare_negative_and_nan_categories_all_take_the_missing_side(fitted):
     model, X = fitted
-    # max_bins=30 of 40 categories: 10 rare ones were merged into missing.
+    # max_bins=30 of 40 categories: the 10 rare ones were merged into missing.
     known = model._bin_mapper.bin_thresholds_[2]
     rare = sorted(set(range(40)) - set(known))
-    assert len(known) == 30 and rare
+    assert len(known) == 30 and len(rare) == 10 and not model._bin_mapper.has_wide_columns()
     rows = np.repeat(X[:5], 5, axis=0)
     rows[0::5, 2] = np.nan
     rows[1::5, 2] = 1000.0  # never seen

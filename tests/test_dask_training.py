@@ -296,16 +296,19 @@ def _categorical_frame(X, y, qid):
     return frame, y
 
 
-@pytest.mark.parametrize("categorical_features", ["names", "indices_on_arrays"])
+@pytest.mark.parametrize("categorical_features, max_bins",
+                         [("names", 255), ("indices_on_arrays", 255), ("names", 8)],
+                         ids=["names", "indices_on_arrays", "names_wide_column"])
 def test_categorical_features_give_the_single_process_model(client, data, categorical_features,
-                                                            monkeypatch):
+                                                            max_bins, monkeypatch):
+    # max_bins=8: the 20 codes make a wide column, binned as 3 features.
     X, y, qid = data
     frame, y = _categorical_frame(X, y, qid)
     # Fewer binning rows than rows: the categories come from the sample too.
     monkeypatch.setattr("sklearn_ltr._rankers.base._BINNING_SUBSAMPLE", 1500)
     monkeypatch.setattr("sklearn_ltr.dask._estimators._BINNING_SUBSAMPLE", 1500)
     if categorical_features == "names":
-        params = dict(PARAMS, categorical_features=["code", "brand"])
+        params = dict(PARAMS, categorical_features=["code", "brand"], max_bins=max_bins)
         ddf = _place(repartition_by_query(dd.from_pandas(frame.assign(label=y), npartitions=4,
                                                          sort=False)))
         distributed = DaskLambdaMARTRanker(**params).fit(ddf.drop(columns="label"), ddf["label"])
@@ -325,6 +328,9 @@ def test_categorical_features_give_the_single_process_model(client, data, catego
     assert distributed.is_categorical_.sum() == (2 if categorical_features == "names" else 1)
     assert sum(int(tree["is_categorical"].sum()) for tree in local._booster.trees) > 5
     assert distributed._fit_workers == _workers()
+    assert local._bin_mapper.has_wide_columns() == (max_bins == 8)
+    np.testing.assert_array_equal(distributed._bin_mapper.feature_columns_,
+                                  local._bin_mapper.feature_columns_)
     for got, expected in zip(distributed._bin_mapper.bin_thresholds_,
                              local._bin_mapper.bin_thresholds_):
         np.testing.assert_array_equal(got, expected)

@@ -316,18 +316,20 @@ def categorical_splits(ensemble):
 
 def test_the_categorical_model_exercises_both_missing_sides():
     """Categorical splits whose missing side is left and right, on both
-    features; training data with NaN and negative codes, and categories too
-    rare to be kept (so merged with missing values)."""
+    features, column 1 split on through both of its blocks of categories;
+    training data with NaN and negative codes, and categories too rare to
+    be kept (so merged with missing values)."""
     ensemble = fitted_categorical()._tree_ensemble()
     splits = categorical_splits(ensemble)
     assert set(splits["missing_go_to_left"]) == {0, 1}
-    assert set(splits["feature_idx"]) == set(CATEGORICAL_COLUMNS)
+    assert set(ensemble.column_of(splits["feature_idx"])) == set(CATEGORICAL_COLUMNS)
+    assert np.sum(ensemble.feature_columns[np.unique(splits["feature_idx"])] == 1) == 2
     X, _, _ = categorical_training_data()
     for f in CATEGORICAL_COLUMNS:
         assert np.isnan(X[:, f]).any() and (X[:, f] < 0).any()
     seen = np.unique(X[:, 1][X[:, 1] >= 0])
-    assert not np.isin(seen, ensemble.categories[1]).all()
-    assert ensemble.categories[5].max() >= 1000  # several bitset words in LightGBM
+    assert not np.isin(seen, ensemble.column_categories(1)).all()
+    assert ensemble.column_categories(5).max() >= 1000  # several bitset words in LightGBM
 
 
 def _naive_categorical_ensemble(ensemble):
@@ -375,7 +377,7 @@ def test_lightgbm_probes_catch_unknown_categories_sent_to_lightgbms_default():
     differs = ~np.isclose(naive, model.predict(X), rtol=1e-12, atol=1e-12)
     unknown = np.zeros(X.shape[0], dtype=bool)
     for f in CATEGORICAL_COLUMNS:
-        unknown |= ~np.isnan(X[:, f]) & ~np.isin(X[:, f], ensemble.categories[f])
+        unknown |= ~np.isnan(X[:, f]) & ~np.isin(X[:, f], ensemble.column_categories(f))
     assert (differs & unknown).any() and (differs & ~unknown).any()
 
 
@@ -387,7 +389,7 @@ def test_lightgbm_reads_a_fractional_category_as_its_integer_part():
     X = categorical_probe_rows()
     truncated = X.copy()
     for f in CATEGORICAL_COLUMNS:
-        known = np.isin(X[:, f], ensemble.categories[f])
+        known = np.isin(X[:, f], ensemble.column_categories(f))
         truncated[known, f] += 0.5
     booster = to_lightgbm(model)
     assert_scores_equal(booster.predict(truncated), model.predict(X), 1e-12)
@@ -439,8 +441,8 @@ def test_xgboost_types_categorical_features_and_reads_pandas_codes():
     pd = pytest.importorskip("pandas")
     X, y, qid = categorical_training_data()
     frame = pd.DataFrame(X, columns=[f"feat_{i}" for i in range(X.shape[1])])
-    labels = np.array(list("abcdefghijklmnopqrstuvwxyz") + ["aa", "bb", "cc", "dd"])
     codes = X[:, 1]
+    labels = np.array([f"c{i:02d}" for i in range(int(np.nanmax(codes)) + 1)])
     frame["feat_1"] = pd.Categorical(
         np.where(codes >= 0, labels[np.where(codes >= 0, codes, 0).astype(int)], None))
     model = LambdaMARTRanker(n_estimators=5, random_state=0).fit(frame, y, qid=qid)

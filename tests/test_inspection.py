@@ -62,10 +62,12 @@ def goes_left(node, x, categories=None):
     return bool(value <= node["num_threshold"])
 
 
-def brute_force_shap(trees, baseline, x, n_features, categories=None):
+def brute_force_shap(trees, baseline, x, n_features, categories=None, feature_columns=None):
     """Exact path-dependent SHAP values of one row, by enumeration.
 
-    For each tree and each subset ``S`` of the features it splits on,
+    The players are the columns of ``x``: with ``feature_columns`` (as
+    TreeEnsemble's), every split feature reading a column plays for it.
+    For each tree and each subset ``S`` of the columns it splits on,
     ``v(S)`` is the expected leaf value when a split on a feature in ``S``
     sends the row down its own branch (NaN: the missing direction;
     categorical splits by the raw category values, ``categories`` as
@@ -76,9 +78,13 @@ def brute_force_shap(trees, baseline, x, n_features, categories=None):
     """
     phi = np.zeros(n_features + 1)
     phi[-1] = baseline
+    player = np.arange(n_features) if feature_columns is None else np.asarray(feature_columns)
+    # The row as the split features read it: its columns, each repeated
+    # for every feature that reads it.
+    x = np.asarray(x)[player]
     for nodes in trees:
         splits = nodes["is_leaf"] == 0
-        used = sorted(set(nodes["feature_idx"][splits].tolist()))
+        used = sorted(set(player[nodes["feature_idx"][splits]].tolist()))
         m = len(used)
         bit = {f: b for b, f in enumerate(used)}
         subsets = np.arange(2**m)
@@ -89,7 +95,7 @@ def brute_force_shap(trees, baseline, x, n_features, categories=None):
             if node["is_leaf"]:
                 v += reach[k] * node["value"]
                 continue
-            known = (subsets >> bit[node["feature_idx"]]) & 1 == 1
+            known = (subsets >> bit[player[node["feature_idx"]]]) & 1 == 1
             hot, cold = (
                 (node["left"], node["right"]) if goes_left(node, x, categories)
                 else (node["right"], node["left"])
@@ -338,7 +344,8 @@ def test_random_ensembles_with_categorical_splits_equal_brute_force(seed):
 @functools.lru_cache(maxsize=None)
 def categorical_model(kind):
     """A ranker fitted on training_data() plus a column of category codes
-    (0..29, NaN missing; max_bins=20 makes the 10 rarest missing too) and, for
+    (0..29, NaN missing; max_bins=20 makes it a wide column, split on through
+    two features of 20 and 10 categories) and, for
     kind "frame", a pandas category column of strings; and test rows with
     unseen, negative and missing categories."""
     pd = pytest.importorskip("pandas")
@@ -377,7 +384,7 @@ def test_categorical_models_sum_to_predict_and_equal_brute_force(kind):
     picks = np.r_[0:12, 40:46, 100:106]  # unseen, negative, NaN, fractional, new strings
     reference = np.array([
         brute_force_shap(list(ensemble.trees()), ensemble.baseline, x, ensemble.n_features,
-                         ensemble.categories)
+                         ensemble.categories, ensemble.feature_columns)
         for x in validated[picks]])
     assert_allclose(phi[picks], reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
     why = explain_pair(model, rows.iloc[:5] if kind == "frame" else rows[:5],
@@ -470,7 +477,7 @@ def category_kinds(X, f, ensemble):
     X_train, _, _ = categorical_training_data()
     seen = np.unique(X_train[:, f][X_train[:, f] >= 0])
     value = X[:, f]
-    known = np.isin(value, ensemble.categories[f])
+    known = np.isin(value, ensemble.column_categories(f))
     return {"nan": np.isnan(value), "negative": value < 0,
             "rare": np.isin(value, seen) & ~known,
             "unseen": (value >= 0) & ~np.isin(value, seen)}
@@ -478,8 +485,9 @@ def category_kinds(X, f, ensemble):
 
 @pytest.mark.parametrize("name", RANKERS)
 def test_categorical_models_equal_lightgbm_pred_contrib_and_shap_on_the_exported_booster(name):
-    """Rankers fitted on category codes with max_bins=16 (so rare categories
-    are merged with missing values), explained on rows that reach every
+    """Rankers fitted on category codes with max_bins=16 (so column 1 is a
+    wide column of two blocks, and its categories seen once are merged with
+    missing values), explained on rows that reach every
     categorical split with NaN, negative, rare, unseen and known codes; the
     exported booster is fed the same codes. (shap's TreeExplainer on a
     LightGBM booster returns LightGBM's pred_contrib: checked as the call

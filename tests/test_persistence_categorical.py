@@ -44,7 +44,7 @@ CATEGORY_COLUMNS = ["brand", "size", "grade", "flag"]
 # codes, "frame" a DataFrame with pandas category columns of strings,
 # integers, floats and booleans.
 MODELS = {
-    "codes": (LambdaMARTRanker(max_bins=12, categorical_features=[6], **SMALL), "X"),
+    "codes": (LambdaMARTRanker(max_bins=8, categorical_features=[6], **SMALL), "X"),
     "codes_mask": (XENDCGRanker(categorical_features=[False] * 6 + [True], **SMALL), "X"),
     "frame": (LambdaMARTRanker(**SMALL), "frame"),
     "frame_names": (CalibratedRanker(categorical_features=CATEGORY_COLUMNS, **SMALL), "frame"),
@@ -135,7 +135,10 @@ def test_loaded_ranker_predicts_bit_identically_and_has_the_same_state(name, fit
         assert_array_equal(loaded.predict_proba(rows), ranker.predict_proba(rows))
     _assert_same_state(ranker, loaded)
     with zipfile.ZipFile(io.BytesIO(raw)) as zf:
-        assert json.loads(zf.read("model.json"))["format_version"] == 3 == FORMAT_VERSION
+        # Format 4 for a wide categorical column ("codes": 15 codes, max_bins=8).
+        version = 4 if ranker._bin_mapper.has_wide_columns() else 3
+        assert version == (4 if name == "codes" else 3)
+        assert json.loads(zf.read("model.json"))["format_version"] == version <= FORMAT_VERSION
 
 
 def test_pandas_categories_keep_their_values_and_dtypes(fitted):
@@ -202,6 +205,8 @@ def _documented_predict(path, rows):
                for n in zf.namelist() if n.endswith(".npy")}
     pandas_values = {e["column"]: e["values"] for e in doc["fitted"]["pandas_categories"]}
     bounds = np.cumsum(np.concatenate([[0], arr["bin_n_thresholds"]]))
+    # Format 4: the column each binned feature reads.
+    columns = arr.get("bin_feature_columns", np.arange(len(bounds) - 1))
     categories = [arr["bin_thresholds"][bounds[f]:bounds[f + 1]].tolist()
                   for f in range(len(bounds) - 1)]
     scores = []
@@ -218,7 +223,7 @@ def _documented_predict(path, rows):
             k = root
             while arr["node_is_leaf"][k] == 0:
                 f = arr["node_feature_idx"][k]
-                v = x[f]
+                v = x[columns[f]]
                 missing = arr["node_missing_go_to_left"][k] == 1
                 if arr["node_is_categorical"][k] == 1:
                     if math.isnan(v) or v not in categories[f]:
@@ -259,6 +264,9 @@ def test_documented_format_gives_the_same_scores(name, fitted, data, tmp_path):
     save_model(fitted[name], path)
     rows = _test_rows(name, data)
     assert_array_equal(_documented_predict(path, _python_rows(rows)), fitted[name].predict(rows))
+    if name == "codes":  # a wide column: splits on both of its binned features
+        features = fitted[name]._tree_ensemble().nodes["feature_idx"]
+        assert {6, 7} <= set(features[fitted[name]._tree_ensemble().splits].tolist())
 
 
 # --------------------------------------------------------------------------- files of earlier versions

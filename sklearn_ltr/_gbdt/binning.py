@@ -6,14 +6,23 @@ values (NaN) at index ``max_bins``. No threshold lies within about 1e-35
 of zero (:data:`ZERO_BAND`, LightGBM's band of values it reads as 0), so
 values that small always share zero's bin and branch as LightGBM sends them.
 
-A categorical feature gets one bin per category instead: its
-``max_bins`` most frequent categories, in increasing order of their
-values, so that the bin of a category is its index among them. The missing
-bin takes NaN, negative values (missing, as in scikit-learn's
-HistGradientBoosting) and the rarer categories; at prediction time,
-categories never seen in training join them. The binned matrix is ``uint8`` and
-Fortran-ordered (one contiguous column per feature), which is the layout the
-histogram kernels read.
+A categorical feature gets one bin per category instead, in increasing
+order of the category values, so that the bin of a category is its index
+among them. A column of at most ``max_bins`` categories is one feature of
+the binned matrix. A *wide* column, with more categories, keeps its
+``max_bins`` most frequent categories and, beyond them, every category seen
+in at least :data:`MIN_CATEGORY_ROWS` rows (LightGBM's binning drops
+categories below the same count); the kept categories, most frequent first, are
+cut into blocks of ``max_bins``, and each block is a feature of its own
+whose missing bin also takes the categories of the other blocks
+(``feature_columns_`` maps binned features to input columns). A split on
+such a feature is a split on its column that sends the categories of one
+block's chosen set one way and every other value the missing way, so trees
+separate every kept category. The missing bin takes NaN, negative values
+(missing, as in scikit-learn's HistGradientBoosting) and the pooled rare
+categories; at prediction time, categories never seen in training join
+them. The binned matrix is ``uint8`` and Fortran-ordered (one contiguous
+column per feature), which is the layout the histogram kernels read.
 """
 
 import numpy as np
@@ -33,6 +42,13 @@ _ALMOST_INF = 1e300
 # feature by feature keeps the block in cache while writing contiguous
 # runs into the Fortran-ordered output.
 _ROW_BLOCK = 256
+# Which categories of a wide categorical column (more than max_bins
+# categories) are kept beyond its max_bins most frequent: those seen in at
+# least MIN_CATEGORY_ROWS rows. A category of one or two rows can only be
+# split off on noise, and each block of max_bins categories costs a
+# feature's histogram. (LightGBM also stops at 99% of the rows covered,
+# which under uniform usage pools categories of any size; we do not.)
+MIN_CATEGORY_ROWS = 3
 
 
 @njit(cache=True)
@@ -301,13 +317,25 @@ def _column(X, f):
     return np.asarray(X[:, f], dtype=np.float64)
 
 
-def _categories_of_column(column, max_bins, feature):
-    """The categories of one categorical column, as :class:`BinMapper` keeps
-    them: the ``max_bins`` most frequent (the smaller value first among equal
-    counts), sorted by value; whether the column has values that go to
-    the missing bin (NaN, negative, or a rarer category); and, if some
-    categories were pooled with the missing values, ``(number of
-    categories, rows of the pooled ones, rows)``, else None."""
+def _category_blocks(column, max_bins, feature):
+    """The categories of one categorical column, as :class:`BinMapper`
+    keeps them (see the module docstring).
+
+    Returns
+    -------
+    blocks : list of ndarray of dtype float64
+        The kept categories, most frequent first (the smaller value first
+        among equal counts), cut into blocks of ``max_bins``; each block
+        sorted by value. One block unless the column is wide.
+    has_missing : bool
+        Whether some rows go to the missing bin of the first block (NaN,
+        negative, a pooled category, or, for a wide column, a category of
+        another block).
+    pooled : tuple or None
+        If some categories were pooled with the missing values,
+        ``(number of categories, number pooled, rows of the pooled ones,
+        rows)``, else None.
+    """
     known = column >= 0  # False for NaN too
     values = column[known]
     if values.size and (np.any(values != np.floor(values)) or values.max() >= 2**31):
@@ -320,16 +348,19 @@ def _categories_of_column(column, max_bins, feature):
         )
     categories, counts = np.unique(values, return_counts=True)
     has_missing = values.size < column.size
+    if categories.size <= max_bins:
+        return [categories.astype(np.float64)], bool(has_missing), None
+    # Stable sort of the negated counts: among equal counts the smaller
+    # category (first in np.unique's order) comes first.
+    order = np.argsort(-counts, kind="stable")
+    kept = order[(np.arange(order.size) < max_bins) | (counts[order] >= MIN_CATEGORY_ROWS)]
     pooled = None
-    if categories.size > max_bins:
-        # Stable sort of the negated counts: among equal counts the smaller
-        # category (first in np.unique's order) is kept.
-        kept = np.sort(np.argsort(-counts, kind="stable")[:max_bins])
-        pooled = (int(categories.size), int(values.size - counts[kept].sum()),
-                  int(column.size))
-        categories = categories[kept]
-        has_missing = True
-    return categories.astype(np.float64), bool(has_missing), pooled
+    if kept.size < categories.size:
+        pooled = (int(categories.size), int(categories.size - kept.size),
+                  int(values.size - counts[kept].sum()), int(column.size))
+    blocks = [np.sort(categories[kept[b : b + max_bins]]).astype(np.float64)
+              for b in range(0, kept.size, max_bins)]
+    return blocks, True, pooled
 
 
 def category_codes(values, categories):
@@ -375,27 +406,38 @@ class BinMapper:
 
     Attributes
     ----------
+    The binned matrix has a feature per input column, and one more for
+    each block of a wide categorical column beyond its first (see the module
+    docstring): the attributes below that describe features have one entry
+    per *binned* feature, ``n_binned_features_`` of them.
+
     bin_thresholds_ : list of ndarray of dtype float64
         For each numeric feature, the upper bound (inclusive) of each value
         bin but the last: value ``x`` goes to bin ``b`` with
         ``bin_thresholds_[f][b - 1] < x <= bin_thresholds_[f][b]``. For a
         categorical feature, its categories: category ``bin_thresholds_[f][b]``
         goes to bin ``b``.
-    is_categorical_ : ndarray of shape (n_features,), dtype bool
+    feature_columns_ : ndarray of shape (n_binned_features_,), dtype int64
+        The input column of each binned feature (increasing; ``arange`` if
+        no column is wide).
+    is_categorical_ : ndarray of shape (n_binned_features_,), dtype bool
         Which features are categorical.
     pooled_categories_ : dict
-        Categorical feature -> ``(categories, pooled rows, rows)`` for each
-        one with more than ``max_bins`` categories in the rows fitted on:
-        its number of categories, and how many of those rows hold one of the
-        rarer categories pooled with missing values. Empty if none.
-    n_bins_non_missing_ : ndarray of shape (n_features,), dtype uint32
-        Number of value bins of each feature (``len(bin_thresholds_[f]) + 1``).
+        Input column -> ``(categories, pooled categories, pooled rows,
+        rows)`` for each wide categorical column that had categories pooled
+        with missing values: its number of categories, how many of them were
+        pooled, and how many of the rows fitted on hold one of those. Empty
+        if none.
+    n_bins_non_missing_ : ndarray of shape (n_binned_features_,), dtype uint32
+        Number of value bins of each feature (``len(bin_thresholds_[f]) + 1``
+        for a numeric one, its number of categories for a categorical one).
     missing_values_bin_idx_ : int
         Bin of missing values, equal to ``max_bins``.
-    has_missing_values_ : ndarray of shape (n_features,), dtype bool
-        Whether the feature had NaN in the subsample used for fitting.
+    has_missing_values_ : ndarray of shape (n_binned_features_,), dtype bool
+        Whether rows of the subsample used for fitting go to the feature's
+        missing bin.
     n_features_in_ : int
-        Number of features seen in ``fit``.
+        Number of input columns seen in ``fit``.
     """
 
     def __init__(self, max_bins=MAX_BINS, subsample=200_000, random_state=None,
@@ -519,26 +561,51 @@ class BinMapper:
                 _find_thresholds_sorted(
                     X_sorted, max_bins, thresholds[cols], n_thr[cols], has_missing[cols]
                 )
+        # The numeric thresholds of every input column: transform bins the
+        # numeric columns by them. Categorical columns are binned by category;
+        # their rows of the table stay empty, as in a mapper read from a model
+        # file, which has no quantiles of the codes.
+        is_categorical = self._checked_is_categorical(n_features)
+        n_thr[is_categorical] = 0
         self._tables = _search_tables(thresholds, n_thr)
-        self.bin_thresholds_ = [thresholds[f, : n_thr[f]].copy() for f in range(n_features)]
-        self.n_bins_non_missing_ = (n_thr + 1).astype(np.uint32)
-        self.is_categorical_ = self._checked_is_categorical(n_features)
+        columns, bin_thresholds, n_bins, categorical, missing = [], [], [], [], []
         self.pooled_categories_ = {}
-        for f in np.flatnonzero(self.is_categorical_):
+        for f in range(n_features):
+            if not is_categorical[f]:
+                columns.append(f)
+                bin_thresholds.append(thresholds[f, : n_thr[f]].copy())
+                n_bins.append(n_thr[f] + 1)
+                categorical.append(False)
+                missing.append(has_missing[f])
+                continue
             column = _column(X, f) if rows is None else _column(X, f)[rows]
-            categories, has_missing[f], pooled = _categories_of_column(column, max_bins, f)
+            blocks, block_missing, pooled = _category_blocks(column, max_bins, f)
             if pooled is not None:
                 self.pooled_categories_[int(f)] = pooled
-            self.bin_thresholds_[f] = categories
-            self.n_bins_non_missing_[f] = categories.shape[0]
-            # No thresholds: transform bins the column by category. A mapper
-            # read from a model file, which has no quantiles of the codes,
-            # has the same (empty) table.
-            self._tables[f] = np.inf
+            for block in blocks:
+                columns.append(f)
+                bin_thresholds.append(block)
+                n_bins.append(block.shape[0])
+                categorical.append(True)
+                missing.append(block_missing)
+        self.bin_thresholds_ = bin_thresholds
+        self.n_bins_non_missing_ = np.array(n_bins, dtype=np.uint32)
+        self.is_categorical_ = np.array(categorical, dtype=bool)
+        self.has_missing_values_ = np.array(missing, dtype=bool)
+        self.feature_columns_ = np.array(columns, dtype=np.int64)
         self.missing_values_bin_idx_ = max_bins
-        self.has_missing_values_ = has_missing
         self.n_features_in_ = n_features
         return self
+
+    @property
+    def n_binned_features_(self):
+        """Number of features of the binned matrix (``n_features_in_`` plus
+        one per block of a wide categorical column beyond its first)."""
+        return int(self.feature_columns_.shape[0])
+
+    def has_wide_columns(self):
+        """True if a wide categorical column is binned as several features."""
+        return self.n_binned_features_ != self.n_features_in_
 
     def feature_categories(self):
         """For each feature, its categories (``bin_thresholds_[f]``) if it is
@@ -560,7 +627,7 @@ class BinMapper:
 
         Returns
         -------
-        X_binned : ndarray of shape (n_rows, n_features), dtype uint8
+        X_binned : ndarray of shape (n_rows, n_binned_features_), dtype uint8
             Fortran-ordered (column-major) binned matrix: value bins are in
             ``[0, n_bins_non_missing_[f])`` and NaN maps to
             ``missing_values_bin_idx_``.
@@ -585,10 +652,14 @@ class BinMapper:
             row_order = row_order.astype(np.int64, copy=False)
         out = np.empty((row_order.shape[0], self.n_features_in_), dtype=X_BINNED_DTYPE, order="F")
         missing_bin = self.missing_values_bin_idx_
+        numeric_thresholds = [self.bin_thresholds_[f] if not c else np.zeros(0)
+                              for f, c in zip(np.searchsorted(self.feature_columns_,
+                                                              np.arange(self.n_features_in_)),
+                                              self._column_is_categorical())]
         if sparse.issparse(X):
             X = X.tocsr()
             zero_bins = np.array(
-                [np.searchsorted(t, 0.0, side="left") for t in self.bin_thresholds_],
+                [np.searchsorted(t, 0.0, side="left") for t in numeric_thresholds],
                 dtype=X_BINNED_DTYPE,
             )
             data = np.asarray(X.data, dtype=np.float64)
@@ -602,9 +673,19 @@ class BinMapper:
             map_to_bins = pick(_map_dense_to_bins, _map_dense_to_bins_serial, out.size,
                                _MIN_PARALLEL_CELLS)
             map_to_bins(readonly_view(X), row_order, self._tables, missing_bin, out)
+        if self.has_wide_columns():
+            # A column's bins in each of its binned features; categorical
+            # ones are overwritten below.
+            out = np.asfortranarray(out[:, self.feature_columns_])
         # Categorical columns were binned by their (unused) thresholds above,
         # a few wasted nanoseconds a value; their bins are their codes.
         for f in np.flatnonzero(self.is_categorical_):
-            codes = category_codes(_column(X, f)[row_order], self.bin_thresholds_[f])
+            column = _column(X, self.feature_columns_[f])[row_order]
+            codes = category_codes(column, self.bin_thresholds_[f])
             out[:, f] = np.where(codes < 0, missing_bin, codes)
         return out
+
+    def _column_is_categorical(self):
+        """Which input columns are categorical."""
+        return self.is_categorical_[np.searchsorted(self.feature_columns_,
+                                                    np.arange(self.n_features_in_))]

@@ -26,7 +26,24 @@ from .progress import ProgressLine
 # tree_starts of an "ensemble" made of a single tree's node array.
 _ONE_TREE = np.zeros(1, dtype=np.int64)
 
-__all__ = ["Booster", "TrainingData"]
+__all__ = ["Booster", "TrainingData", "constraints_of_binned_features"]
+
+
+def constraints_of_binned_features(tree_params, feature_columns):
+    """``tree_params`` with ``monotonic_cst`` and ``interaction_cst``, given
+    per input column, restated per binned feature (``feature_columns``: the
+    column of each; None if they are the columns)."""
+    if feature_columns is None:
+        return tree_params
+    params = dict(tree_params)
+    if params.get("monotonic_cst") is not None:
+        params["monotonic_cst"] = np.asarray(params["monotonic_cst"])[feature_columns]
+    if params.get("interaction_cst") is not None:
+        params["interaction_cst"] = [
+            frozenset(int(f) for f in np.flatnonzero(np.isin(feature_columns, sorted(group))))
+            for group in params["interaction_cst"]
+        ]
+    return params
 
 
 class Booster:
@@ -39,7 +56,7 @@ class Booster:
     baseline : float
         Raw score of the model with no trees.
     n_features : int
-        Number of features the trees split on.
+        Number of input columns.
     missing_values_bin_idx : int
         Bin index of missing values in binned data.
 
@@ -68,9 +85,11 @@ class Booster:
         self.validation_scores = np.zeros(0)
         self.train_metric = None
         self.phase_seconds = {}
-        # Categories of each feature, None for numeric ones (TreeEnsemble's
-        # categories), set from the bin mapper by boost.
+        # Categories of each binned feature, None for numeric ones, and the
+        # input column of each (None: feature f is column f): TreeEnsemble's
+        # categories and feature_columns, set from the bin mapper by boost.
         self.categories = None
+        self.feature_columns = None
         self._flat = None
 
     @property
@@ -98,6 +117,7 @@ class Booster:
                 else np.array(missing_in_training, dtype=bool)
             ),
             categories=self.categories,
+            feature_columns=self.feature_columns,
         )
 
     def predict(self, X):
@@ -124,7 +144,10 @@ class Booster:
         for tree in self.trees:
             splits = tree[tree["is_leaf"] == 0]
             weights = np.maximum(splits["gain"], 0.0) if importance_type == "gain" else 1.0
-            np.add.at(importances, splits["feature_idx"], weights)
+            columns = splits["feature_idx"]
+            if self.feature_columns is not None:
+                columns = self.feature_columns[columns]
+            np.add.at(importances, columns, weights)
         total = importances.sum()
         return importances / total if total > 0 else importances
 
@@ -195,6 +218,8 @@ class Booster:
 
         first_iteration = self.n_trees
         self.categories = bin_mapper.feature_categories()
+        self.feature_columns = (bin_mapper.feature_columns_ if bin_mapper.has_wide_columns()
+                                else None)
         track = validation is not None or verbose
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
@@ -216,6 +241,8 @@ class Booster:
                 _add_binned_tree(nodes, X_val, raw_val, self.missing_values_bin_idx)
                 validation_scores.append(metric(y_val, raw_val, offsets_val))
 
+        # Columns, not binned features, are sampled: the blocks of a wide
+        # categorical column come and go together.
         n_features = self.n_features
         n_allowed = max(1, int(np.ceil(max_features * n_features)))
         n_sampled_groups = max(1, int(np.ceil(subsample * n_groups)))
@@ -226,7 +253,7 @@ class Booster:
             bin_thresholds=bin_mapper.bin_thresholds_,
             shrinkage=learning_rate,
             is_categorical=bin_mapper.is_categorical_,
-            **tree_params,
+            **constraints_of_binned_features(tree_params, self.feature_columns),
         )
         start_time = time.perf_counter()
         progress = ProgressLine(verbose) if verbose else None
@@ -242,6 +269,8 @@ class Booster:
             if n_allowed < n_features:
                 feature_mask[:] = 0
                 feature_mask[rng.choice(n_features, n_allowed, replace=False)] = 1
+            if self.feature_columns is not None:
+                feature_mask = feature_mask[self.feature_columns]
             sample_indices = None
             if n_sampled_groups < n_groups:
                 groups = np.sort(rng.choice(n_groups, n_sampled_groups, replace=False))

@@ -15,8 +15,17 @@ left iff its category is one of the split's left categories:
 ``categories[f][b]`` for every bit ``b`` set in ``left_categories``
 (``categories[f][bins_of(left_categories)]``, :func:`~.common.bins_of`).
 Every other value (NaN, negative, fractional, or a category not among
-``categories[f]``) goes to ``missing_go_to_left``'s side. The score is ``baseline + sum of the leaf values``, the
-trees' values added in tree order.
+``categories[f]``) goes to ``missing_go_to_left``'s side. The score is
+``baseline + sum of the leaf values``, the trees' values added in tree order.
+
+The nodes' ``feature_idx`` names a *split feature*. Usually these are the
+input columns; but a categorical column with more categories than a
+feature's 255 bins is split on through several features, each with its own
+block of the column's categories (``feature_columns`` maps each to its
+column). Every one of them reads the column's raw value, and by the rule
+above a category of another block goes to the missing side: a split on
+such a feature is a set split on its column whose listed side holds
+categories of one block.
 """
 
 from dataclasses import dataclass
@@ -80,16 +89,20 @@ class TreeEnsemble:
     objective : str
         Name of the training objective (for the record; it does not change
         the raw score).
-    missing_in_training : ndarray of shape (n_features,), dtype bool, or None
+    missing_in_training : ndarray of shape (n_split_features,), dtype bool, or None
         Whether the training data had missing values in each feature, so
         that the learned ``missing_go_to_left`` of its splits means
         something; None if unknown (then every direction counts as
         learned).
     categories : tuple or None
-        For each feature, None if it is numeric, or the increasing ndarray
-        of its categories (float64 integer codes) if it is categorical: bit
-        ``b`` of a split's ``left_categories`` stands for ``categories[f][b]``.
-        None if no feature is categorical.
+        For each split feature, None if it is numeric, or the increasing
+        ndarray of its categories (float64 integer codes) if it is
+        categorical: bit ``b`` of a split's ``left_categories`` stands for
+        ``categories[f][b]``. None if no feature is categorical.
+    feature_columns : ndarray of shape (n_split_features,), dtype int64, or None
+        The input column each split feature reads (increasing), or None if
+        split feature ``f`` is column ``f`` (then ``n_split_features`` is
+        ``n_features``).
     """
 
     nodes: np.ndarray
@@ -100,6 +113,7 @@ class TreeEnsemble:
     objective: str = ""
     missing_in_training: np.ndarray = None
     categories: tuple = None
+    feature_columns: np.ndarray = None
 
     def __post_init__(self):
         if self.nodes.dtype != NODE_DTYPE:
@@ -109,13 +123,24 @@ class TreeEnsemble:
                 f"feature_names has {len(self.feature_names)} names for "
                 f"{self.n_features} features."
             )
-        if self.missing_in_training is None:
-            object.__setattr__(self, "missing_in_training", np.ones(self.n_features, dtype=bool))
-        if self.categories is not None:
-            if len(self.categories) != self.n_features:
+        if self.feature_columns is not None:
+            columns = np.asarray(self.feature_columns, dtype=np.int64)
+            if (columns.ndim != 1 or np.any(np.diff(columns) < 0)
+                    or not np.array_equal(np.unique(columns), np.arange(self.n_features))):
                 raise ValueError(
-                    f"categories has {len(self.categories)} entries for {self.n_features} "
-                    "features."
+                    "feature_columns must list, in increasing order, every column in "
+                    f"[0, {self.n_features}) at least once."
+                )
+            object.__setattr__(self, "feature_columns", columns)
+            columns.setflags(write=False)
+        if self.missing_in_training is None:
+            object.__setattr__(self, "missing_in_training",
+                               np.ones(self.n_split_features, dtype=bool))
+        if self.categories is not None:
+            if len(self.categories) != self.n_split_features:
+                raise ValueError(
+                    f"categories has {len(self.categories)} entries for "
+                    f"{self.n_split_features} split features."
                 )
             if all(c is None for c in self.categories):
                 object.__setattr__(self, "categories", None)
@@ -125,6 +150,20 @@ class TreeEnsemble:
             raise ValueError("A categorical split's feature has no categories.")
         for array in (self.nodes, self.tree_starts, self.missing_in_training):
             array.setflags(write=False)
+
+    @property
+    def n_split_features(self):
+        """Number of features the nodes' ``feature_idx`` ranges over."""
+        if self.feature_columns is None:
+            return self.n_features
+        return int(self.feature_columns.shape[0])
+
+    def column_of(self, features):
+        """The input column of each split feature in ``features`` (an int
+        or an integer array)."""
+        if self.feature_columns is None:
+            return features
+        return self.feature_columns[features]
 
     @property
     def n_trees(self):
@@ -166,21 +205,38 @@ class TreeEnsemble:
 
     @property
     def is_categorical(self):
-        """Boolean mask of the categorical features."""
+        """Boolean mask of the categorical split features."""
         if self.categories is None:
-            return np.zeros(self.n_features, dtype=bool)
+            return np.zeros(self.n_split_features, dtype=bool)
         return np.array([c is not None for c in self.categories])
+
+    @property
+    def categorical_columns(self):
+        """Boolean mask of the categorical input columns."""
+        mask = np.zeros(self.n_features, dtype=bool)
+        mask[self.column_of(np.flatnonzero(self.is_categorical))] = True
+        return mask
+
+    def column_categories(self, column):
+        """The increasing categories of input column ``column`` over all its
+        split features, or None if it is numeric."""
+        features = np.flatnonzero(self.column_of(np.arange(self.n_split_features)) == column)
+        if self.categories is None or self.categories[features[0]] is None:
+            return None
+        return np.unique(np.concatenate([self.categories[f] for f in features]))
 
     def encode(self, X):
         """``X`` as the prediction kernels read it: each categorical
         feature's values replaced by their index among its categories, NaN
-        for any value that is not one of them. ``X`` itself is returned if no
-        feature is categorical; sparse input with categorical features is
-        made dense.
+        for any value that is not one of them; one column per split feature.
+        ``X`` itself is returned if no feature is categorical; sparse input
+        with categorical features is made dense.
         """
         if self.categories is None:
             return X
         X = X.toarray() if sparse.issparse(X) else X
+        if self.feature_columns is not None:
+            X = np.asarray(X)[:, self.feature_columns]
         encoded = np.array(X, dtype=X_DTYPE, order="C")
         for f, categories in enumerate(self.categories):
             if categories is not None:

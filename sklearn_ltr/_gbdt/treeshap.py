@@ -190,7 +190,7 @@ def _unwound_sum(pz, po, pw, s, n, k, inv):
 
 
 @njit(inline="always", cache=True)
-def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right, frac,
+def _shap_row_tree(feature, player, threshold, default_left, is_leaf, value, left, right, frac,
                    categorical, category_bits, root, X, i, out, pd, pz, po, pw, plen,
                    st_node, st_depth, st_zero, st_feat, seg, inv):
     """Add the contributions of the tree rooted at ``root`` for row ``i`` of
@@ -237,8 +237,10 @@ def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right
             p_feature = st_feat[top]
             top -= 1
             continue
-        f = feature[j]
-        x = X[i, f]
+        x = X[i, feature[j]]
+        # The path tracks players (input columns), which several split
+        # features may share; the row's branch comes from the feature.
+        f = player[j]
         if np.isnan(x):
             go_left = default_left[j]
         elif categorical[j]:
@@ -290,10 +292,10 @@ def _shap_row_tree(feature, threshold, default_left, is_leaf, value, left, right
 
 
 @njit(parallel=True, cache=True)
-def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, frac,
+def _tree_shap(feature, player, threshold, default_left, is_leaf, value, left, right, frac,
                categorical, category_bits, tree_starts, max_depth, X, out, n_blocks):
     """Add every tree's path-dependent SHAP values of each row of ``X`` to
-    ``out[:, :X.shape[1]]``.
+    ``out[:, :-1]``.
 
     Parameters
     ----------
@@ -301,6 +303,8 @@ def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, fr
             ndarray of shape (n_nodes,)
         The nodes of all trees, with absolute child indices and the fraction
         of the parent's rows reaching each node (see :func:`_prepare`).
+    player : ndarray of shape (n_nodes,), dtype int64
+        The column of ``out`` that each node's feature plays for.
     categorical : ndarray of shape (n_nodes,), dtype bool
         True at categorical splits.
     category_bits : ndarray of shape (n_nodes, BITSET_WORDS), dtype uint32
@@ -347,14 +351,14 @@ def _tree_shap(feature, threshold, default_left, is_leaf, value, left, right, fr
         for i in range(start, stop):
             for t in range(n_trees):
                 _shap_row_tree(
-                    feature, threshold, default_left, is_leaf, value, left, right, frac,
+                    feature, player, threshold, default_left, is_leaf, value, left, right, frac,
                     categorical, category_bits, tree_starts[t], X, i, out,
                     pd_b, pz_b, po_b, pw_b, plen_b,
                     st_node_b, st_depth_b, st_zero_b, st_feat_b, seg, inv,
                 )
 
 
-def tree_shap(nodes, tree_starts, baseline, X, out=None):
+def tree_shap(nodes, tree_starts, baseline, X, out=None, feature_columns=None):
     """Path-dependent SHAP values of an ensemble, and its expected value.
 
     Parameters
@@ -371,13 +375,20 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None):
         columns of categorical features hold category codes, NaN for any
         value that is not a category, as
         :meth:`~.ensemble.TreeEnsemble.encode` makes them.
-    out : ndarray of shape (n_rows, n_features + 1), dtype float64, default=None
+    out : ndarray of shape (n_rows, n_columns + 1), dtype float64, default=None
         Where to write the result (C-contiguous); allocated if None.
+    feature_columns : ndarray of shape (n_features,), dtype int64, default=None
+        The input column that each feature (column of ``X``) belongs to,
+        increasing (:attr:`~.ensemble.TreeEnsemble.feature_columns`): the
+        Shapley values are those of the columns, each one player however
+        many features read it (a column met twice on a path is unwound as
+        a feature met twice is). None: every feature is a column of its own.
 
     Returns
     -------
-    out : ndarray of shape (n_rows, n_features + 1), dtype float64
-        Contribution of each feature, and in the last column the expected
+    out : ndarray of shape (n_rows, n_columns + 1), dtype float64
+        Contribution of each column (``n_columns`` is ``n_features`` unless
+        ``feature_columns`` is given), and in the last column the expected
         value: ``baseline`` plus, for each tree, the count-weighted mean of
         its leaf values. Each row sums to the ensemble's raw prediction.
     """
@@ -387,7 +398,8 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
     n_rows, n_features = X.shape
-    shape = (n_rows, n_features + 1)
+    n_columns = n_features if feature_columns is None else int(feature_columns[-1]) + 1
+    shape = (n_rows, n_columns + 1)
     if out is None:
         out = np.zeros(shape, dtype=np.float64)
     else:
@@ -395,6 +407,10 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None):
             raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}.")
         out[:] = 0.0
     arrays, tree_expected, max_depth = _prepare(nodes, tree_starts)
+    feature = arrays[0]
+    player = feature if feature_columns is None else np.asarray(
+        feature_columns, dtype=np.int64)[np.maximum(feature, 0)]
+    arrays = (feature, player) + arrays[1:]
     categorical = (nodes["is_categorical"] != 0) & (nodes["is_leaf"] == 0)
     arrays += (categorical, np.ascontiguousarray(nodes["left_categories"]))
     # A few row blocks per thread balance the load; each block's scratch is

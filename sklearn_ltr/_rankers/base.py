@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._gbdt.binning import BinMapper
+from .._gbdt.binning import MIN_CATEGORY_ROWS, BinMapper
 from .._gbdt.booster import Booster, TrainingData
 from .._gbdt.grower import GROW_POLICIES
 from .._objectives import OBJECTIVES
@@ -586,21 +586,22 @@ def fitted_tree_ensemble(model, *, caller):
 
 
 def warn_pooled_categories(mapper, estimator):
-    """Say which categorical features lost categories to the missing bin
-    (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning`), pointing at
-    the first frame outside this package and scikit-learn: the user's
-    ``fit`` call, however many wrappers lie between."""
+    """Say which categorical features had rare categories pooled with the
+    missing values (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning`),
+    by the rule of :mod:`sklearn_ltr._gbdt.binning`, pointing at the first
+    frame outside this package and scikit-learn: the user's ``fit`` call,
+    however many wrappers lie between."""
     stacklevel = _stacklevel_outside(("sklearn_ltr", "sklearn"))
-    for f, (n_categories, pooled_rows, rows) in mapper.pooled_categories_.items():
+    for f, (n_categories, n_pooled, pooled_rows, rows) in mapper.pooled_categories_.items():
         names = getattr(estimator, "feature_names_in_", None)
         name = f"{names[f]!r} (column {f})" if names is not None else f"{f}"
         warnings.warn(
-            f"Categorical feature {name} has {n_categories} categories, more than "
-            f"max_bins={mapper.max_bins}: its {mapper.max_bins} most frequent are kept and "
-            f"the other {n_categories - mapper.max_bins} ({pooled_rows} of the {rows} rows "
-            f"binned, {100 * pooled_rows / max(rows, 1):.1f}%) are treated as missing "
-            "values, which trees cannot tell apart. Group rare categories yourself, or give "
-            "the column as numbers, if that is not what you want.",
+            f"Categorical feature {name} has {n_categories} categories; {n_pooled} of them "
+            f"({pooled_rows} of the {rows} rows binned, {100 * pooled_rows / max(rows, 1):.1f}%) "
+            f"are treated as missing values, which trees cannot tell apart: those beyond its "
+            f"max_bins={mapper.max_bins} most frequent that were seen in fewer than "
+            f"{MIN_CATEGORY_ROWS} rows. Group rare categories yourself if you want another "
+            "rule.",
             CategoryPoolingWarning,
             stacklevel=stacklevel,
         )

@@ -7,7 +7,9 @@ estimator layer, because ``ranker.save_model`` is a method of every ranker:
 the rankers write themselves without importing the layer above them. A ranker
 with categorical features (or pandas category columns) is written as format
 3, which adds the categorical node fields, the bin mapper's categorical mask
-and the pandas categories; any other ranker as format 1.
+and the pandas categories; one with a wide categorical column (split on
+through several features) as format 4, which adds the column of each such
+feature; any other ranker as format 1.
 """
 
 import io
@@ -25,6 +27,7 @@ from .registry import model_classes
 
 __all__ = [
     "CATEGORICAL_VERSION",
+    "WIDE_CATEGORICAL_VERSION",
     "FORMAT_NAME",
     "JSON_MEMBER",
     "OBJECTIVE_ATTRIBUTES",
@@ -41,6 +44,9 @@ JSON_MEMBER = "model.json"
 _RANKER_VERSION = 1
 # The first version with categorical features.
 CATEGORICAL_VERSION = 3
+# The first version with wide categorical columns, split on through several
+# features (bin_feature_columns).
+WIDE_CATEGORICAL_VERSION = 4
 
 
 
@@ -77,6 +83,7 @@ _CATEGORICAL_ARRAYS = {
     **{"node_" + f: d for f, d in CATEGORICAL_NODE_FIELDS.items()},
     "bin_is_categorical": "|u1",
 }
+_WIDE_CATEGORICAL_ARRAYS = {"bin_feature_columns": "<i8"}
 # Arrays of more than one dimension: the shape after the first axis.
 INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
 # The estimator attributes an objective learns (lists of numbers in the
@@ -91,6 +98,8 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 def array_dtypes(version):
     """The arrays (name -> dtype) of a file of ``format_version`` ``version``."""
+    if version >= WIDE_CATEGORICAL_VERSION:
+        return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS, **_WIDE_CATEGORICAL_ARRAYS}
     if version >= CATEGORICAL_VERSION:
         return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS}
     return _ARRAY_DTYPES
@@ -244,6 +253,9 @@ def ranker_content(estimator, classes):
     arrays = {"node_" + f: ensemble.nodes[f] for f in node_fields}
     if categorical:
         arrays["bin_is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
+    wide = mapper.has_wide_columns()
+    if wide:
+        arrays["bin_feature_columns"] = mapper.feature_columns_
     arrays.update(
         tree_starts=ensemble.tree_starts,
         bin_thresholds=(
@@ -254,7 +266,8 @@ def ranker_content(estimator, classes):
         train_score=np.asarray(estimator.train_score_, dtype=np.float64),
         validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
     )
-    version = CATEGORICAL_VERSION if categorical else _RANKER_VERSION
+    version = (WIDE_CATEGORICAL_VERSION if wide
+               else CATEGORICAL_VERSION if categorical else _RANKER_VERSION)
     dtypes = array_dtypes(version)
     blobs = {k: _npy_bytes(v, dtypes[k]) for k, v in arrays.items()}
 

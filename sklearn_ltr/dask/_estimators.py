@@ -222,6 +222,9 @@ class _DaskRankerMixin:
         if not warm:
             self._bin_mapper = self._fit_bin_mapper_on_shards(training_rows)
             warn_pooled_categories(self._bin_mapper, self)
+        # The trees split on binned features: more than the columns if a
+        # categorical column is wide.
+        training_rows.n_features = self._bin_mapper.n_binned_features_
         infos = gather([
             shard.bin_and_prepare(self._bin_mapper, self._local_class(**self.get_params()),
                                   self._objective_state(warm))

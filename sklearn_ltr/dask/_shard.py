@@ -253,7 +253,8 @@ class TrainingShard:
             (:meth:`~sklearn_ltr._objectives.BaseObjective.init_score_statistics`).
         """
         n_rows = self._qid.shape[0]
-        X_binned = np.empty((n_rows, self.n_features), dtype=np.uint8, order="F")
+        n_binned = bin_mapper.n_binned_features_
+        X_binned = np.empty((n_rows, n_binned), dtype=np.uint8, order="F")
         destination = np.empty(n_rows, dtype=np.int64)
         destination[self._order] = np.arange(n_rows)
         start = 0
@@ -270,7 +271,7 @@ class TrainingShard:
                                      bin_mapper.n_bins_non_missing_)
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
-        self._hist = np.zeros((self.n_features, n_bins, HIST_WIDTH))
+        self._hist = np.zeros((n_binned, n_bins, HIST_WIDTH))
         return objective.name, objective.init_score_statistics()
 
     # -- boosting -------------------------------------------------------------
@@ -340,7 +341,8 @@ class DistributedNodeRows:
     ----------
     shards : list of actor handles of TrainingShard
     n_samples, n_features : int
-        Rows over all shards, and features.
+        Rows over all shards, and features (binned features once the bin
+        mapper is fitted: a wide categorical column is several).
     shard_of_position, local_of_position : ndarray of shape (n_samples,)
         For each global row position, its shard and its position there.
 

@@ -56,8 +56,8 @@ def _categorical_splits(ensemble):
 def categorical_split_features(ensemble):
     """Names of the features that categorical splits test, in column order."""
     names = ensemble.names()
-    features = np.unique(ensemble.nodes["feature_idx"][_categorical_splits(ensemble)])
-    return [names[f] for f in features]
+    columns = np.unique(ensemble.column_of(ensemble.nodes["feature_idx"][_categorical_splits(ensemble)]))
+    return [names[c] for c in columns]
 
 
 def refuse_categorical_splits(ensemble, format):
@@ -78,7 +78,7 @@ def check_float32_categories(ensemble, format, fix):
     cannot tell from its neighbours (2**24 or more); ``fix`` says what to do
     instead."""
     splits = np.flatnonzero(_categorical_splits(ensemble))
-    large = [ensemble.names()[ensemble.nodes["feature_idx"][k]] for k in splits
+    large = [ensemble.names()[ensemble.column_of(ensemble.nodes["feature_idx"][k])] for k in splits
              if np.any(listed_categories(ensemble, ensemble.nodes[k]) >= FLOAT32_EXACT_CATEGORIES)]
     if large:
         raise ValueError(

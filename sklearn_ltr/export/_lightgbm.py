@@ -98,7 +98,7 @@ class _LightGBMTree:
         code = np.where(is_leaf, ~number, number)
         splits = nodes[~is_leaf]
         leaves = nodes[is_leaf]
-        self.split_feature = splits["feature_idx"]
+        self.split_feature = ensemble.column_of(splits["feature_idx"])
         self.split_gain = splits["gain"].astype(np.float32).astype(np.float64)
         self.is_categorical = splits["is_categorical"] != 0
         # LightGBM reads |x| <= 1e-35 as 0 and never writes a threshold
@@ -152,9 +152,10 @@ def _feature_infos(ensemble):
     nodes = ensemble.nodes
     splits = nodes[nodes["is_leaf"] == 0]
     infos = []
+    split_columns = ensemble.column_of(splits["feature_idx"])
     for f in range(ensemble.n_features):
-        categories = None if ensemble.categories is None else ensemble.categories[f]
-        used = splits[splits["feature_idx"] == f]
+        categories = ensemble.column_categories(f)
+        used = splits[split_columns == f]
         if categories is not None and categories.size:
             infos.append(":".join(str(int(c)) for c in categories))
         elif used.size:

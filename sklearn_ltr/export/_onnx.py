@@ -243,7 +243,7 @@ def _tree_ensemble_regressor(ensemble, helper):
         nodes_treeids=tree_of_node.tolist(),
         nodes_nodeids=node_ids.tolist(),
         nodes_modes=np.where(leaf, "LEAF", np.where(equal, "BRANCH_EQ", "BRANCH_LEQ")).tolist(),
-        nodes_featureids=on_splits(nodes["feature_idx"]),
+        nodes_featureids=on_splits(ensemble.column_of(nodes["feature_idx"])),
         nodes_values=on_splits(values.astype(np.float64)),
         nodes_truenodeids=on_splits(nodes["left"]),
         nodes_falsenodeids=on_splits(nodes["right"]),
@@ -301,7 +301,7 @@ def _tree_ensemble(ensemble, helper):
         "TreeEnsemble", ["X"], ["score"], domain="ai.onnx.ml",
         n_targets=1, aggregate_function=1, post_transform=0,  # SUM, NONE
         tree_roots=position[starts].tolist(),
-        nodes_featureids=splits["feature_idx"].tolist(),
+        nodes_featureids=ensemble.column_of(splits["feature_idx"]).tolist(),
         nodes_modes=numpy_helper.from_array(modes.astype(np.uint8)),
         nodes_splits=numpy_helper.from_array(thresholds),
         nodes_truenodeids=position[true].tolist(),

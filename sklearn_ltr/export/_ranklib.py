@@ -71,7 +71,7 @@ def ensemble_text(ensemble, *, missing_as=None):
         # One tag a line: RankLib joins trimmed lines, so no text lands
         # between tags, which its DOM walk does not expect.
         return [
-            f"<feature> {int(row['feature_idx']) + 1} </feature>",
+            f"<feature> {int(ensemble.column_of(row['feature_idx'])) + 1} </feature>",
             f"<threshold> {java_float(floor32(row['num_threshold']))} </threshold>",
             '<split pos="left">', *("\t" + line for line in left), "</split>",
             '<split pos="right">', *("\t" + line for line in right), "</split>",

@@ -156,7 +156,7 @@ def model_json(ensemble, *, name="sklearn-ltr-model", missing_as=None):
 
     def root(start, tree):
         def split(row, node, depth, left, right):
-            out = {"feature": names[row["feature_idx"]],
+            out = {"feature": names[ensemble.column_of(row["feature_idx"])],
                    "threshold": java_float(thresholds[start + node])}
             if route_missing:
                 out["missing"] = "left" if row["missing_go_to_left"] else "right"

@@ -66,7 +66,7 @@ def learned_missing_features(ensemble):
     """Names of the features at which a split learned where NaN goes."""
     learned = ensemble.splits_with_learned_missing_direction()
     names = ensemble.names()
-    return [names[f] for f in np.unique(ensemble.nodes["feature_idx"][learned])]
+    return [names[f] for f in np.unique(ensemble.column_of(ensemble.nodes["feature_idx"][learned]))]
 
 
 def check_missing_as(missing_as, format):

@@ -127,7 +127,8 @@ def _tree_json(tree_id, nodes, ensemble):
         "parents": parents.tolist(),
         "right_children": right.tolist(),
         "split_conditions": _floats(condition),
-        "split_indices": np.where(is_leaf, 0, nodes["feature_idx"]).astype(np.int64).tolist(),
+        "split_indices": np.where(is_leaf, 0, ensemble.column_of(nodes["feature_idx"])).astype(
+            np.int64).tolist(),
         "split_type": categorical.astype(np.int64).tolist(),
         "sum_hessian": _floats(nodes["count"]),
         "tree_param": {
@@ -146,7 +147,7 @@ def model_dict(ensemble):
         "or export to 'lightgbm' or to 'onnx' with dtype='float64'.")
     n_trees = ensemble.n_trees
     names = [] if ensemble.feature_names is None else list(ensemble.feature_names)
-    types = np.where(ensemble.is_categorical, "c", "float")
+    types = np.where(ensemble.categorical_columns, "c", "float")
     trees = [_tree_json(t, nodes, ensemble) for t, nodes in enumerate(ensemble.trees())]
     return {
         "learner": {

@@ -93,7 +93,7 @@ def plugin_definition(ensemble, *, missing_as=None):
         else:
             yes, no, condition = left, right, _number(strict_threshold32(t))
         return {
-            "nodeid": node, "depth": depth, "split": names[row["feature_idx"]],
+            "nodeid": node, "depth": depth, "split": names[ensemble.column_of(row["feature_idx"])],
             "split_condition": condition, "yes": yes["nodeid"], "no": no["nodeid"],
             "missing": (left if nan_left else right)["nodeid"], "children": [yes, no],
         }

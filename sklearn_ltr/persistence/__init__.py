@@ -166,6 +166,22 @@ feature ``f`` a value ``v`` goes to ``missing_go_to_left``'s side if it is
 NaN or not one of ``f``'s categories, and otherwise, with ``b`` the index of
 ``v`` among them, left iff bit ``b`` of ``node_left_categories[k]`` is set.
 
+Wide categorical columns (``format_version`` 4)
+-----------------------------------------------
+A categorical column with more categories than ``max_bins`` keeps up to
+``max_bins`` of them per *binned feature*, and is split on through several
+of them, each with its own block of the column's categories (the rule that
+picks the categories is in :mod:`sklearn_ltr._gbdt.binning`). A ranker with
+such a column is written as format 4 (a pipeline ending in one too): format
+3 with one addition, ``bin_feature_columns.npy`` (int64, one entry per
+binned feature): the input column of each binned feature, increasing, every
+column at least once, and more than once only for categorical columns. The
+``bin_*`` arrays and ``node_feature_idx`` then count binned features, not
+columns: a split on binned feature ``f`` reads column
+``bin_feature_columns[f]``, and a value that is not one of ``f``'s
+categories (a category of another block included) goes to
+``missing_go_to_left``'s side.
+
 Versions: a reader accepts every ``format_version`` up to its own
 (``FORMAT_VERSION``) and refuses newer files with a ValueError. A writer
 writes the lowest version that holds what it saves: a single ranker without
@@ -220,7 +236,7 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
 # The newest version this module reads; it writes the lowest one that holds
 # what it saves (see "Versions" above).
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _PIPELINE_VERSION = 2
 # Classes a fitted ranker holds besides the ranker itself, and the column
 # selector that a pipeline with exclude_qid holds, for skops users.

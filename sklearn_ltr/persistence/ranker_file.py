@@ -214,7 +214,24 @@ def _check_categorical_splits(a, mapper):
         raise ModelFileError("a categorical split sends a category its feature does not have left")
 
 
-def _rebuild_bin_mapper(a, info, n_features):
+def _feature_columns(a, n_features):
+    """The input column of each binned feature: ``bin_feature_columns`` of
+    a format 4 file, checked, else one feature per column."""
+    if "bin_feature_columns" not in a:
+        return np.arange(n_features, dtype=np.int64)
+    columns = a["bin_feature_columns"]
+    if (np.any(np.diff(columns) < 0)
+            or not np.array_equal(np.unique(columns), np.arange(n_features))):
+        raise ModelFileError(
+            f"bin_feature_columns must list every column in [0, {n_features}) in "
+            "increasing order"
+        )
+    return columns
+
+
+def _rebuild_bin_mapper(a, info, feature_columns):
+    n_features = int(feature_columns[-1]) + 1
+    n_binned = feature_columns.shape[0]
     max_bins = get_field(info, "max_bins", "int", "bin_mapper")
     missing_bin = get_field(info, "missing_values_bin_idx", "int", "bin_mapper")
     if not 2 <= max_bins <= MAX_BINS or missing_bin != max_bins:
@@ -224,14 +241,21 @@ def _rebuild_bin_mapper(a, info, n_features):
     n_thr = a["bin_n_thresholds"]
     thresholds = a["bin_thresholds"]
     is_categorical = a["bin_is_categorical"]
-    if any(a[k].shape[0] != n_features
+    if any(a[k].shape[0] != n_binned
            for k in ("bin_n_thresholds", "bin_has_missing", "bin_is_categorical")):
         raise ModelFileError(
-            "bin_n_thresholds / bin_has_missing / bin_is_categorical need one entry per feature"
+            "bin_n_thresholds / bin_has_missing / bin_is_categorical need one entry per "
+            "binned feature"
         )
     if np.any(is_categorical > 1):
         raise ModelFileError("bin_is_categorical must be 0 or 1")
     is_categorical = is_categorical.astype(bool)
+    first = np.searchsorted(feature_columns, np.arange(n_features))
+    column_is_categorical = is_categorical[first]
+    if np.any(is_categorical != column_is_categorical[feature_columns]):
+        raise ModelFileError("the binned features of a column are not all categorical or all numeric")
+    if np.any(np.bincount(feature_columns)[~column_is_categorical] > 1):
+        raise ModelFileError("a numeric column has more than one binned feature")
     # A categorical feature's "thresholds" are its categories, up to max_bins.
     most = np.where(is_categorical, max_bins, max_bins - 1)
     if np.any((n_thr < 0) | (n_thr > most)) or n_thr.sum() != thresholds.shape[0]:
@@ -245,12 +269,12 @@ def _rebuild_bin_mapper(a, info, n_features):
             raise ModelFileError(
                 f"the categories of feature {f} are not integer codes in [0, 2**31)"
             )
-    estimator_mask = is_categorical.copy() if is_categorical.any() else None
+    estimator_mask = column_is_categorical.copy() if is_categorical.any() else None
     mapper = BinMapper(max_bins=max_bins, subsample=None, is_categorical=estimator_mask)
     padded = np.zeros((n_features, max_bins - 1))
-    numeric_n_thr = np.where(is_categorical, 0, n_thr)
-    for f, t in enumerate(per_feature):
-        padded[f, : numeric_n_thr[f]] = t[: numeric_n_thr[f]]
+    numeric_n_thr = np.where(column_is_categorical, 0, n_thr[first])
+    for column, f in enumerate(first):
+        padded[column, : numeric_n_thr[column]] = per_feature[f][: numeric_n_thr[column]]
     # Categorical columns are binned by category, not by this table; BinMapper.fit
     # leaves their rows empty too.
     mapper._tables = _search_tables(padded, numeric_n_thr)
@@ -259,6 +283,7 @@ def _rebuild_bin_mapper(a, info, n_features):
     mapper.is_categorical_ = is_categorical
     mapper.missing_values_bin_idx_ = missing_bin
     mapper.has_missing_values_ = a["bin_has_missing"].astype(bool)
+    mapper.feature_columns_ = feature_columns
     mapper.n_features_in_ = n_features
     return mapper
 
@@ -301,8 +326,10 @@ def build_ranker(document, a):
             "node_left_categories": np.zeros((n_nodes, BITSET_WORDS), dtype=np.uint32),
             "bin_is_categorical": np.zeros(n_features, dtype=np.uint8),
         }
-    _check_trees(a, n_trees, n_features)
-    mapper = _rebuild_bin_mapper(a, get_field(document, "bin_mapper", "dict", "model.json"), n_features)
+    feature_columns = _feature_columns(a, n_features)
+    _check_trees(a, n_trees, feature_columns.shape[0])
+    mapper = _rebuild_bin_mapper(a, get_field(document, "bin_mapper", "dict", "model.json"),
+                                 feature_columns)
     _check_categorical_splits(a, mapper)
     pandas_categories = {}
     if version >= CATEGORICAL_VERSION:
@@ -314,12 +341,13 @@ def build_ranker(document, a):
             if column in pandas_categories:
                 raise ModelFileError(f"pandas_categories lists column {column} twice")
             pandas_categories[column] = values
-            codes = mapper.bin_thresholds_[column]
-            if mapper.is_categorical_[column] and codes.size and codes[-1] >= values.shape[0]:
-                raise ModelFileError(
-                    f"feature {column} has category code {codes[-1]:g}, but its column has "
-                    f"{values.shape[0]} pandas categories"
-                )
+            for f in np.flatnonzero(feature_columns == column):
+                codes = mapper.bin_thresholds_[f]
+                if mapper.is_categorical_[f] and codes.size and codes[-1] >= values.shape[0]:
+                    raise ModelFileError(
+                        f"feature {column} has category code {codes[-1]:g}, but its column "
+                        f"has {values.shape[0]} pandas categories"
+                    )
 
     objective_name = get_field(booster_info, "objective_name", "str", "booster")
     missing_bin = get_field(booster_info, "missing_values_bin_idx", "int", "booster")
@@ -335,6 +363,7 @@ def build_ranker(document, a):
     for f in (*NODE_FIELDS, *CATEGORICAL_NODE_FIELDS):
         nodes[f] = a["node_" + f]
     booster.categories = mapper.feature_categories()
+    booster.feature_columns = feature_columns if mapper.has_wide_columns() else None
     stops = np.append(a["tree_starts"][1:], nodes.shape[0])
     booster.trees = [nodes[s:e].copy() for s, e in zip(a["tree_starts"], stops)]
     booster.train_scores = a["train_score"]
