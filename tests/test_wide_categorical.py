@@ -320,3 +320,55 @@ def test_inconsistent_feature_columns_are_refused(wide, case, tmp_path):
     _write_members(path, members)
     with pytest.raises(ValueError, match=rf"^Cannot load model file {path}: .*({problem})"):
         load_model(path)
+
+
+# -- histograms of a wide column's blocks, built in one pass ------------------
+
+
+@pytest.mark.parametrize("constant_hessian", [None, 0.5])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_blocks_built_in_one_pass_equal_the_feature_by_feature_histograms(constant_hessian,
+                                                                          sampled):
+    # The oracle: the same row store without feature_columns builds every
+    # block as a feature of its own. Value bins must be equal bit for bit;
+    # missing bins (totals minus value bins) to rounding, and exactly 0 where
+    # no row is missing.
+    from sklearn_ltr._gbdt.common import bitset_of
+    from sklearn_ltr._gbdt.histogram import allocate_histograms
+    from sklearn_ltr._gbdt.node_rows import NodeRows
+
+    X, _, _ = _wide_data(n_queries=150, n_categories=700)
+    mapper = BinMapper(is_categorical=[False, True, False])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CategoryPoolingWarning)
+        mapper.fit(X)
+    assert mapper.n_binned_features_ == 5  # three blocks
+    X_binned = mapper.transform(X)
+    rng = np.random.default_rng(1)
+    g = rng.normal(size=X.shape[0]).astype(np.float32)
+    h = (np.full(X.shape[0], constant_hessian) if constant_hessian is not None
+         else rng.uniform(0.1, 1, X.shape[0])).astype(np.float32)
+    sample = np.sort(rng.choice(X.shape[0], X.shape[0] // 2, replace=False)) if sampled else None
+    mask = np.ones(5, dtype=np.uint8)
+    mask[0] = 0  # a masked-out feature is left alone
+    built = {}
+    for name, columns in (("one pass", mapper.feature_columns_), ("per feature", None)):
+        rows = NodeRows(X_binned, 255, mapper.n_bins_non_missing_,
+                        constant_hessian=constant_hessian, feature_columns=columns)
+        hists = allocate_histograms(4, 5, 256)
+        rows.start(g, h, sample, mask)
+        rows.root_histogram(hists[0])
+        # A split on the second block, then one level of two nodes.
+        rows.split(0, 2, bitset_of(np.arange(0, 255, 3)), 1, 2, histogram_of=1, hist=hists[1])
+        rows.split_level([1, 2], [4, 1], [bitset_of([0, 5]), bitset_of(np.arange(100))],
+                         [3, 5], [4, 6], [3, 6], hists, [2, 3])
+        built[name] = hists
+    for k in range(4):
+        one, per = built["one pass"][k], built["per feature"][k]
+        for f in range(1, 5):
+            n = mapper.n_bins_non_missing_[f]
+            np.testing.assert_array_equal(one[f, :n], per[f, :n])
+            np.testing.assert_allclose(one[f, 255], per[f, 255], rtol=1e-12, atol=1e-9)
+            if per[f, 255, 2] == 0:
+                np.testing.assert_array_equal(one[f, 255], 0.0)
+        np.testing.assert_array_equal(one[0], per[0])  # untouched (masked out)

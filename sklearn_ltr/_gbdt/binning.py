@@ -607,6 +607,11 @@ class BinMapper:
         """True if a wide categorical column is binned as several features."""
         return self.n_binned_features_ != self.n_features_in_
 
+    def wide_feature_columns(self):
+        """``feature_columns_`` if a column is wide, else None: what the row
+        stores take to build a wide column's blocks in one pass."""
+        return self.feature_columns_ if self.has_wide_columns() else None
+
     def feature_categories(self):
         """For each feature, its categories (``bin_thresholds_[f]``) if it is
         categorical, else None: :class:`~.ensemble.TreeEnsemble`'s

@@ -218,8 +218,7 @@ class Booster:
 
         first_iteration = self.n_trees
         self.categories = bin_mapper.feature_categories()
-        self.feature_columns = (bin_mapper.feature_columns_ if bin_mapper.has_wide_columns()
-                                else None)
+        self.feature_columns = bin_mapper.wide_feature_columns()
         track = validation is not None or verbose
         if track:
             training.choose_small_trainset(small_trainset_rows, random_seed)
@@ -379,6 +378,9 @@ class TrainingData:
         The bin mapper's ``n_bins_non_missing_``, handed to
         :class:`~.node_rows.NodeRows` so that histograms clear only the bins
         in use.
+    feature_columns : ndarray of shape (n_features,), dtype int64, default=None
+        The bin mapper's ``feature_columns_`` if it has wide columns (their
+        blocks' histograms are then built in one pass), else None.
 
     Attributes
     ----------
@@ -392,14 +394,16 @@ class TrainingData:
         Raw scores of the current model.
     """
 
-    def __init__(self, X_binned, objective, missing_values_bin_idx, n_bins_non_missing=None):
+    def __init__(self, X_binned, objective, missing_values_bin_idx, n_bins_non_missing=None,
+                 feature_columns=None):
         if not isinstance(objective, Objective):
             raise TypeError(
                 f"objective must implement the Objective protocol, got "
                 f"{type(objective).__name__}."
             )
         self.node_rows = NodeRows(X_binned, missing_values_bin_idx, n_bins_non_missing,
-                                  constant_hessian=objective.constant_hessian)
+                                  constant_hessian=objective.constant_hessian,
+                                  feature_columns=feature_columns)
         self.objective = objective
         self.offsets = objective.offsets
         n_samples = self.node_rows.n_samples

@@ -27,6 +27,7 @@ from .histogram import (
     _masked_in,
 )
 from .splitting import _partition
+from .wide_histogram import WideColumns
 
 __all__ = ["NodeRows", "RowStore"]
 
@@ -143,6 +144,11 @@ class NodeRows:
         equal (the objective's ``constant_hessian``): histograms then
         accumulate only gradients and counts, which is faster, and give the
         same sums. Not checked. None: hessians are read.
+    feature_columns : ndarray of shape (n_features,), dtype int64, default=None
+        The input column of each feature (``BinMapper.feature_columns_``), if
+        some column is wide (binned as several blocks): the blocks of a
+        column are then built in one pass over its rows
+        (:mod:`.wide_histogram`). None: every feature is built on its own.
 
     Attributes
     ----------
@@ -152,7 +158,7 @@ class NodeRows:
     """
 
     def __init__(self, X_binned, missing_values_bin_idx, n_bins_non_missing=None,
-                 constant_hessian=None):
+                 constant_hessian=None, feature_columns=None):
         X_binned = np.asarray(X_binned)
         if X_binned.ndim != 2 or X_binned.dtype != X_BINNED_DTYPE:
             raise ValueError("X_binned must be a 2-d uint8 array.")
@@ -171,6 +177,12 @@ class NodeRows:
             raise ValueError("n_bins_non_missing must have one entry per feature, each at most "
                              "missing_values_bin_idx.")
         self._const_hessian = None if constant_hessian is None else float(constant_hessian)
+        self._wide = (None if feature_columns is None
+                      else WideColumns(X_binned, np.asarray(feature_columns),
+                                       self.missing_values_bin_idx))
+        self._wide_value_bins = (
+            self._value_bins if self._value_bins is not None
+            else np.full(X_binned.shape[1], self.missing_values_bin_idx, dtype=np.int64))
         # Buffers reused by every tree.
         self._indices = np.empty(n_samples, dtype=np.int32)
         self._scratch = np.empty(n_samples, dtype=np.int32)
@@ -217,7 +229,12 @@ class NodeRows:
         self._gradients = np.ascontiguousarray(gradients, dtype=G_H_DTYPE)
         self._hessians = np.ascontiguousarray(hessians, dtype=G_H_DTYPE)
         self._mask = feature_mask
-        self._features = _masked_in(feature_mask)
+        # The feature kernels build the features that are not blocks of a
+        # wide column; WideColumns builds those.
+        self._narrow_mask = feature_mask
+        if self._wide is not None:
+            self._narrow_mask = np.where(self._wide.is_block, 0, feature_mask).astype(np.uint8)
+        self._features = _masked_in(self._narrow_mask)
         if sample_indices is None:
             n_used = n_samples
             self._indices[:] = self._all_rows
@@ -247,12 +264,14 @@ class NodeRows:
         tic = perf_counter()
         if self._sampled:
             self._node_histogram(0, hist)
-        elif self._const_hessian is not None:
-            _build_histogram_root_const(self.X_binned, self._gradients, self._const_hessian,
-                                        self._mask, hist, self._value_bins)
         else:
-            _build_histogram_root(self.X_binned, self._gradients, self._hessians, self._mask,
-                                  hist, self._value_bins)
+            if self._const_hessian is not None:
+                _build_histogram_root_const(self.X_binned, self._gradients, self._const_hessian,
+                                            self._narrow_mask, hist, self._value_bins)
+            else:
+                _build_histogram_root(self.X_binned, self._gradients, self._hessians,
+                                      self._narrow_mask, hist, self._value_bins)
+            self._wide_histograms(None, self._gradients, self._hessians, hist)
         self.time_histograms += perf_counter() - tic
 
     def split(self, node_id, feature, left_bins, left_id, right_id, histogram_of=-1, hist=None):
@@ -314,24 +333,37 @@ class NodeRows:
                           np.array([r[0] for r in ranges], dtype=np.int64),
                           np.array([r[1] for r in ranges], dtype=np.int64),
                           sum(r[1] - r[0] for r in ranges), self._gradients, self._hessians,
-                          self._const_hessian, self._mask, histograms,
+                          self._const_hessian, self._narrow_mask, histograms,
                           np.array([slots[k] for k in built], dtype=np.int64), self._value_bins,
                           self._ordered_g, self._ordered_h)
+        if self._wide is not None:
+            # The kernel left each node's gathered gradients at its rows' positions.
+            for k, (start, stop) in zip(built, ranges):
+                self._wide_histograms(self._indices[start:stop], self._ordered_g[start:stop],
+                                      self._ordered_h[start:stop], histograms[slots[k]])
         self.time_histograms += perf_counter() - tic
 
     def _node_histogram(self, node_id, hist):
         start, stop = self._ranges[node_id]
         rows = self._indices[start:stop]
         og = self._ordered_g
+        oh = self._ordered_h
         if self._const_hessian is not None:
             _gather_gradients_only(rows, self._gradients, og)
-            _build_histogram_const(self.X_binned, rows, og, self._const_hessian, self._mask, hist,
-                                   self._value_bins, self._features)
+            _build_histogram_const(self.X_binned, rows, og, self._const_hessian,
+                                   self._narrow_mask, hist, self._value_bins, self._features)
         else:
-            oh = self._ordered_h
             _gather_gradients(rows, self._gradients, self._hessians, og, oh)
-            _build_histogram(self.X_binned, rows, og, oh, self._mask, hist, self._value_bins,
-                             self._features)
+            _build_histogram(self.X_binned, rows, og, oh, self._narrow_mask, hist,
+                             self._value_bins, self._features)
+        self._wide_histograms(rows, og[:rows.shape[0]], oh[:rows.shape[0]], hist)
+
+    def _wide_histograms(self, rows, gradients, hessians, hist):
+        """The histograms of the blocks of wide columns (none if there are
+        none) of ``rows`` (None: every row, gradients not gathered)."""
+        if self._wide is not None:
+            self._wide.build(self._mask, rows, gradients, hessians, self._const_hessian, hist,
+                             self._wide_value_bins)
 
     def leaf_assignment(self, leaf_ids):
         """Rows of each leaf of the finished tree.

@@ -348,7 +348,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         del train_rows, extra
         self._boost(
             TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_,
-                         bin_mapper.n_bins_non_missing_),
+                         bin_mapper.n_bins_non_missing_, bin_mapper.wide_feature_columns()),
             objective_name=objective.name,
             baseline=objective.init_score(),
             validation=validation,

@@ -268,7 +268,8 @@ class TrainingShard:
         objective = estimator._make_objective(y, self._offsets, self._weights, **rows,
                                               **objective_state)
         self.training = TrainingData(X_binned, objective, bin_mapper.missing_values_bin_idx_,
-                                     bin_mapper.n_bins_non_missing_)
+                                     bin_mapper.n_bins_non_missing_,
+                                     bin_mapper.wide_feature_columns())
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
         self._hist = np.zeros((n_binned, n_bins, HIST_WIDTH))

@@ -363,7 +363,7 @@ def build_ranker(document, a):
     for f in (*NODE_FIELDS, *CATEGORICAL_NODE_FIELDS):
         nodes[f] = a["node_" + f]
     booster.categories = mapper.feature_categories()
-    booster.feature_columns = feature_columns if mapper.has_wide_columns() else None
+    booster.feature_columns = mapper.wide_feature_columns()
     stops = np.append(a["tree_starts"][1:], nodes.shape[0])
     booster.trees = [nodes[s:e].copy() for s, e in zip(a["tree_starts"], stops)]
     booster.train_scores = a["train_score"]
