@@ -20,13 +20,15 @@ class SingleQueryWarning(UserWarning):
 
 
 class CategoryPoolingWarning(UserWarning):
-    """A categorical feature has more categories than ``max_bins``.
+    """A categorical feature had rare categories pooled with missing values.
 
-    Each categorical feature keeps its ``max_bins`` most frequent categories
-    (counted on the rows binning samples, all of them up to 200,000 training
-    rows); the rarer ones are pooled with missing values, so trees cannot
-    tell them apart. The warning names the feature, how many categories and
-    training rows were pooled. Group the rare categories yourself, raise
-    ``max_bins`` (at most 255), or give the column as numbers, if that is
-    not what you want.
+    A categorical feature keeps its ``max_bins`` most frequent categories
+    and every other category seen in at least 3 of the rows binning samples
+    (all of them up to 200,000 training rows); a feature with more than
+    ``max_bins`` of them is split on through several blocks of categories
+    (see :ref:`categorical`). The categories seen once or twice beyond the
+    ``max_bins`` most frequent are pooled with missing values, so trees
+    cannot tell them apart. The warning names the feature and says how many
+    categories and training rows were pooled. Group the rare categories
+    yourself if you want another rule.
     """

@@ -45,8 +45,10 @@ _SHARED_PARAMETERS_DOC = """
     max_bins : int, default=255
         Maximum number of bins per feature for non-missing values; missing
         values (NaN) get a bin of their own. A categorical feature keeps its
-        ``max_bins`` most frequent categories; the rarer ones are treated as
-        missing values.
+        ``max_bins`` most frequent categories and every other category seen
+        in at least 3 training rows, split on through blocks of at most
+        ``max_bins`` categories; the rarer ones are treated as missing values
+        (:class:`~sklearn_ltr.exceptions.CategoryPoolingWarning` says so).
     categorical_features : array-like of int, str or bool, 'from_dtype' or None, default='from_dtype'
         The categorical features, as in scikit-learn's
         HistGradientBoostingRegressor: indices, feature names (X must then be
@@ -57,8 +59,8 @@ _SHARED_PARAMETERS_DOC = """
         read by its categories, so the column at predict time may list them
         in another order. A split on a categorical feature sends a set of
         categories left (found as LightGBM does, by sorting the categories by
-        their mean gradient). Missing values, categories rarer than the
-        ``max_bins`` most frequent, and categories not seen in ``fit`` go to
+        their mean gradient). Missing values, the rare categories pooled with
+        them (see ``max_bins``), and categories not seen in ``fit`` go to
         the split's missing-value side. LightGBM's ``categorical_feature``.
     max_features : float, default=1.0
         Fraction of the features each tree may split on, drawn per tree.
