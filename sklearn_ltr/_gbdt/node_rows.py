@@ -234,6 +234,7 @@ class NodeRows:
         self._narrow_mask = feature_mask
         if self._wide is not None:
             self._narrow_mask = np.where(self._wide.is_block, 0, feature_mask).astype(np.uint8)
+            self._wide_active = self._wide.active(feature_mask)
         self._features = _masked_in(self._narrow_mask)
         if sample_indices is None:
             n_used = n_samples
@@ -362,8 +363,8 @@ class NodeRows:
         """The histograms of the blocks of wide columns (none if there are
         none) of ``rows`` (None: every row, gradients not gathered)."""
         if self._wide is not None:
-            self._wide.build(self._mask, rows, gradients, hessians, self._const_hessian, hist,
-                             self._wide_value_bins)
+            self._wide.build(self._wide_active, rows, gradients, hessians, self._const_hessian,
+                             hist, self._wide_value_bins)
 
     def leaf_assignment(self, leaf_ids):
         """Rows of each leaf of the finished tree.

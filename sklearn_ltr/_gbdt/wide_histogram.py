@@ -5,8 +5,9 @@ as several features, *blocks*, each holding some of its categories and
 sending every other value to its missing bin (see :mod:`.binning`). Built
 feature by feature, a column of ``B`` blocks would be scanned ``B`` times,
 though each row falls in a value bin of one block at most. Here each row is
-read once: its *block code* ``block * missing_bin + bin`` (-1 if it is in no
-block's value bins) says which block's bin it adds to, and each block's
+read once: its *block code* ``block * n_bins + bin`` (-1 if it is in no
+block's value bins), added to the offset of the column's first block in the
+flattened histogram, says which block's bin it adds to, and each block's
 missing bin is then the node's totals minus the block's value bins. The
 value bins are summed in row order, as the feature-by-feature kernels sum
 them, so they are the same bit for bit; a missing bin, found by
@@ -15,9 +16,14 @@ to exactly zero when no row is in it).
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .histogram import COUNT, SUM_G, SUM_H
+from .._utils.parallel import pick, serial_twin
+from .histogram import COUNT, SUM_G, SUM_H, _add_ghc
+
+# A stand-in of the same dtype for the unused rows of a root histogram, so
+# that both cases share one compiled specialisation.
+_NO_ROWS = np.zeros(0, dtype=np.int32)
 
 __all__ = ["WideColumns"]
 
@@ -25,65 +31,98 @@ __all__ = ["WideColumns"]
 @njit(cache=True)
 def _block_codes(X_binned, first, n_blocks, missing_bin, out):
     """Block code of every row of the column whose blocks are the features
-    ``first .. first + n_blocks - 1`` of ``X_binned``, written to ``out``."""
+    ``first .. first + n_blocks - 1`` of ``X_binned``, written to ``out``:
+    ``block * (missing_bin + 1) + bin``, or -1."""
     out[:] = -1
     for b in range(n_blocks):
         column = X_binned[:, first + b]
         for i in range(column.shape[0]):
             v = column[i]
             if v != missing_bin:
-                out[i] = b * missing_bin + v
+                out[i] = b * (missing_bin + 1) + v
 
 
-@njit(cache=True)
-def _blocks_histogram(codes, rows, use_rows, gradients, hessians, hessian, first, n_blocks,
-                      hist, value_bins):
-    """The histograms of features ``first .. first + n_blocks - 1`` (one
-    wide column) from its rows' block ``codes``.
+# Wide columns built in one pass over the rows: each row's gradient and
+# hessian are read once for the group, as the feature kernels group features.
+_GROUP = 4
+
+
+@njit(cache=True, inline="always")
+def _group_histograms(codes, rows, use_rows, gradients, hessians, hessian, firsts, n_blocks,
+                      columns, hist, value_bins):
+    """The histograms of the blocks of the wide ``columns`` (at most
+    ``_GROUP``) from their rows' block ``codes``.
 
     Rows and gradients are read as the feature kernels read them: with
     ``use_rows``, row ``rows[i]`` has gradient ``gradients[i]`` (gathered);
     without, row ``i`` has ``gradients[i]``. ``hessian`` >= 0 is the
     constant hessian of every row (``hessians`` unread), < 0 reads them.
     """
-    missing_bin = hist.shape[1] - 1
+    n_bins = hist.shape[1]
+    missing_bin = n_bins - 1
     const = hessian >= 0.0
-    for b in range(n_blocks):
-        f = first + b
-        hist[f, :value_bins[f]] = 0.0
-        hist[f, missing_bin] = 0.0
+    # Each row adds (g, h, 1, 0) to one bin of the flattened histogram, at
+    # the offset of its column's first block plus its block code.
+    flat = hist.reshape(hist.shape[0] * n_bins, hist.shape[2])
+    base = np.empty(columns.shape[0], dtype=np.int64)
+    for k in range(columns.shape[0]):
+        w = columns[k]
+        base[k] = firsts[w] * n_bins
+        for b in range(n_blocks[w]):
+            f = firsts[w] + b
+            hist[f, :value_bins[f]] = 0.0
+            hist[f, missing_bin] = 0.0
     n = rows.shape[0] if use_rows else gradients.shape[0]
+    zero = np.float32(0.0)
     total_g = 0.0
     total_h = 0.0
     for i in range(n):
         j = rows[i] if use_rows else i
-        g = np.float64(gradients[i])
-        h = 0.0 if const else np.float64(hessians[i])
+        g = gradients[i]
+        h = zero if const else hessians[i]
         total_g += g
         total_h += h
-        c = codes[j]
-        if c >= 0:
-            f = first + c // missing_bin
-            b = c % missing_bin
-            hist[f, b, SUM_G] += g
-            hist[f, b, SUM_H] += h
-            hist[f, b, COUNT] += 1.0
-    for k in range(n_blocks):
-        f = first + k
-        sum_g = 0.0
-        sum_h = 0.0
-        count = 0.0
-        for b in range(value_bins[f]):
-            if const:
-                hist[f, b, SUM_H] = hist[f, b, COUNT] * hessian
-            sum_g += hist[f, b, SUM_G]
-            sum_h += hist[f, b, SUM_H]
-            count += hist[f, b, COUNT]
-        rest = n - count
-        hist[f, missing_bin, COUNT] = rest
-        if rest > 0.0:
-            hist[f, missing_bin, SUM_G] = total_g - sum_g
-            hist[f, missing_bin, SUM_H] = rest * hessian if const else total_h - sum_h
+        for k in range(columns.shape[0]):
+            c = codes[j, columns[k]]
+            if c >= 0:
+                _add_ghc(flat, base[k] + c, g, h)
+    for k in range(columns.shape[0]):
+        w = columns[k]
+        for block in range(n_blocks[w]):
+            f = firsts[w] + block
+            sum_g = 0.0
+            sum_h = 0.0
+            count = 0.0
+            for b in range(value_bins[f]):
+                if const:
+                    hist[f, b, SUM_H] = hist[f, b, COUNT] * hessian
+                sum_g += hist[f, b, SUM_G]
+                sum_h += hist[f, b, SUM_H]
+                count += hist[f, b, COUNT]
+            rest = n - count
+            hist[f, missing_bin, COUNT] = rest
+            if rest > 0.0:
+                hist[f, missing_bin, SUM_G] = total_g - sum_g
+                hist[f, missing_bin, SUM_H] = rest * hessian if const else total_h - sum_h
+
+
+@njit(parallel=True, cache=True)
+def _wide_columns_histograms(codes, rows, use_rows, gradients, hessians, hessian, firsts,
+                             n_blocks, active, hist, value_bins):
+    """:func:`_group_histograms` of the ``active`` wide columns (indices),
+    ``_GROUP`` at a time, the groups in parallel: each writes its own
+    features."""
+    n_groups = (active.shape[0] + _GROUP - 1) // _GROUP
+    for grp in prange(n_groups):
+        _group_histograms(codes, rows, use_rows, gradients, hessians, hessian, firsts, n_blocks,
+                          active[grp * _GROUP:min(grp * _GROUP + _GROUP, active.shape[0])],
+                          hist, value_bins)
+
+
+_wide_columns_histograms_serial = serial_twin(_wide_columns_histograms)
+# As the feature kernels: below this many (rows x wide columns) two threads
+# save less than waking them costs.
+_MIN_PARALLEL_CELLS = 200_000
 
 
 class WideColumns:
@@ -118,14 +157,21 @@ class WideColumns:
         for w, (start, n) in enumerate(zip(self._first, self._n_blocks)):
             _block_codes(X_binned, start, n, missing_bin, self._codes[:, w])
 
-    def build(self, feature_mask, rows, gradients, hessians, hessian, hist, value_bins):
-        """Fill ``hist`` for the blocks of every wide column with a block in
-        ``feature_mask``; ``rows`` None for all rows (then the gradients are
-        not gathered), ``hessian`` None to read ``hessians``."""
+    def active(self, feature_mask):
+        """The wide columns with a block in ``feature_mask`` (their indices,
+        int64): those :meth:`build` builds."""
+        return np.array([w for w, (start, n) in enumerate(zip(self._first, self._n_blocks))
+                         if np.any(feature_mask[start:start + n])], dtype=np.int64)
+
+    def build(self, active, rows, gradients, hessians, hessian, hist, value_bins):
+        """Fill ``hist`` for the blocks of the wide columns that are
+        ``active`` (:meth:`active`); ``rows`` None for all rows (then the
+        gradients are not gathered), ``hessian`` None to read ``hessians``."""
         use_rows = rows is not None
-        rows = rows if use_rows else np.zeros(0, dtype=np.int32)
+        n_rows = rows.shape[0] if use_rows else gradients.shape[0]
+        rows = rows if use_rows else _NO_ROWS
         hessian = -1.0 if hessian is None else float(hessian)
-        for w, (start, n) in enumerate(zip(self._first, self._n_blocks)):
-            if np.any(feature_mask[start:start + n]):
-                _blocks_histogram(self._codes[:, w], rows, use_rows, gradients, hessians, hessian,
-                                  start, n, hist, value_bins)
+        kernel = pick(_wide_columns_histograms, _wide_columns_histograms_serial,
+                      n_rows * self._first.shape[0], _MIN_PARALLEL_CELLS)
+        kernel(self._codes, rows, use_rows, gradients, hessians, hessian, self._first,
+               self._n_blocks, active, hist, value_bins)
