@@ -45,8 +45,8 @@ _ROW_BLOCK = 256
 # Which categories of a wide categorical column (more than max_bins
 # categories) are kept beyond its max_bins most frequent: those seen in at
 # least MIN_CATEGORY_ROWS rows. A category of one or two rows can only be
-# split off on noise, and each block of max_bins categories costs a
-# feature's histogram. (LightGBM also stops at 99% of the rows covered,
+# split off on noise, and each block of max_bins categories adds a feature
+# to every split search. (LightGBM also stops at 99% of the rows covered,
 # which under uniform usage pools categories of any size; we do not.)
 MIN_CATEGORY_ROWS = 3
 
@@ -424,8 +424,8 @@ class BinMapper:
         Which features are categorical.
     pooled_categories_ : dict
         Input column -> ``(categories, pooled categories, pooled rows,
-        rows)`` for each wide categorical column that had categories pooled
-        with missing values: its number of categories, how many of them were
+        rows)`` for each categorical column of more than ``max_bins``
+        categories that had some pooled with missing values: its number of categories, how many of them were
         pooled, and how many of the rows fitted on hold one of those. Empty
         if none.
     n_bins_non_missing_ : ndarray of shape (n_binned_features_,), dtype uint32
