@@ -52,19 +52,23 @@ def subtract_sibling(hf, sf, n_bins_nm, missing_bin):
 
 
 @njit(cache=True, inline="always")
+def start_of_left_sums(h, missing_bin, missing_left):
+    """The left child's gradient, hessian and row sums before any value bin
+    joins it: the missing bin's if it goes left, else zeros. Every scan adds
+    the value bins to these in bin order."""
+    if missing_left:
+        return h[missing_bin, 0], h[missing_bin, 1], h[missing_bin, 2]
+    return 0.0, 0.0, 0.0
+
+
+@njit(cache=True, inline="always")
 def left_sums(h, n_bins_nm, missing_bin, missing_left, has_missing, left):
     """Write the gradient, hessian and row sums of the left child of every
     threshold of one scan direction into ``left[:, b]`` (value bins ``<= b``
     left, plus the missing bin if ``missing_left``), accumulated in bin
     order; return the number of thresholds. With missing values and the
     missing bin right, "all values left" is a threshold too."""
-    gl = 0.0
-    hl = 0.0
-    cl = 0.0
-    if missing_left:
-        gl = h[missing_bin, 0]
-        hl = h[missing_bin, 1]
-        cl = h[missing_bin, 2]
+    gl, hl, cl = start_of_left_sums(h, missing_bin, missing_left)
     last = n_bins_nm - 1
     if has_missing and not missing_left:
         last = n_bins_nm

@@ -40,6 +40,7 @@ from .scan_parts import (
     first_best_threshold,
     leaf_term,
     left_sums,
+    start_of_left_sums,
     subtract_sibling,
     threshold_gain,
 )
@@ -112,11 +113,7 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
     best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = -np.inf, 0, 0, 0.0, 0.0, 0.0
     for d in range(2 if has_missing else 1):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
-        gl = hl = cl = 0.0
-        if d == 1:
-            gl = h[missing_bin, 0]
-            hl = h[missing_bin, 1]
-            cl = h[missing_bin, 2]
+        gl, hl, cl = start_of_left_sums(h, missing_bin, d == 1)
         # With missing values and the missing bin right, "all values left"
         # is a threshold too (as in left_sums).
         last = n_bins_nm if has_missing and d == 0 else n_bins_nm - 1

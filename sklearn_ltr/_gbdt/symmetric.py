@@ -33,7 +33,7 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from .._utils.parallel import pick, serial_twin
-from .scan_parts import leaf_term, subtract_sibling
+from .scan_parts import leaf_term, start_of_left_sums, subtract_sibling
 from .splitting import _first_best_feature, left_bins, scanned_bins
 
 __all__ = ["grow_symmetric_levels", "level_split"]
@@ -45,13 +45,7 @@ def _add_node_gains(h, n_bins_nm, missing_bin, missing_left, last, sum_g, sum_h,
     """Add one node's gain at every threshold of one scan direction to
     ``gains[:last]``; a threshold that breaks the node's minimums adds 0."""
     parent_term = leaf_term(sum_g, sum_h, l2)
-    gl = 0.0
-    hl = 0.0
-    cl = 0.0
-    if missing_left:
-        gl = h[missing_bin, 0]
-        hl = h[missing_bin, 1]
-        cl = h[missing_bin, 2]
+    gl, hl, cl = start_of_left_sums(h, missing_bin, missing_left)
     for b in range(last):
         if b < n_bins_nm:
             gl += h[b, 0]
@@ -125,13 +119,7 @@ def _left_sums_of_nodes(histograms, slots, feature, bin_threshold, missing_left,
     out = np.empty((slots.shape[0], 3))
     for k in range(slots.shape[0]):
         h = histograms[slots[k], feature]
-        gl = 0.0
-        hl = 0.0
-        cl = 0.0
-        if missing_left:
-            gl = h[missing_bin, 0]
-            hl = h[missing_bin, 1]
-            cl = h[missing_bin, 2]
+        gl, hl, cl = start_of_left_sums(h, missing_bin, missing_left)
         for b in range(bin_threshold + 1):
             gl += h[b, 0]
             hl += h[b, 1]
