@@ -363,6 +363,12 @@ def _category_blocks(column, max_bins, feature):
     return blocks, True, pooled
 
 
+def first_binned_features(feature_columns):
+    """The first binned feature of each input column, given the column of
+    each binned feature (``BinMapper.feature_columns_``, increasing)."""
+    return np.searchsorted(feature_columns, np.arange(feature_columns[-1] + 1))
+
+
 def category_codes(values, categories):
     """Bin of each raw value of a categorical feature: its index in the
     sorted ``categories``, or -1 for NaN, negative values and values not
@@ -657,14 +663,13 @@ class BinMapper:
             row_order = row_order.astype(np.int64, copy=False)
         out = np.empty((row_order.shape[0], self.n_features_in_), dtype=X_BINNED_DTYPE, order="F")
         missing_bin = self.missing_values_bin_idx_
-        numeric_thresholds = [self.bin_thresholds_[f] if not c else np.zeros(0)
-                              for f, c in zip(np.searchsorted(self.feature_columns_,
-                                                              np.arange(self.n_features_in_)),
-                                              self._column_is_categorical())]
         if sparse.issparse(X):
             X = X.tocsr()
+            # The bin of 0.0 in each column, by its first binned feature (a
+            # categorical column's is overwritten below).
             zero_bins = np.array(
-                [np.searchsorted(t, 0.0, side="left") for t in numeric_thresholds],
+                [np.searchsorted(self.bin_thresholds_[f], 0.0, side="left")
+                 for f in first_binned_features(self.feature_columns_)],
                 dtype=X_BINNED_DTYPE,
             )
             data = np.asarray(X.data, dtype=np.float64)
@@ -689,8 +694,3 @@ class BinMapper:
             codes = category_codes(column, self.bin_thresholds_[f])
             out[:, f] = np.where(codes < 0, missing_bin, codes)
         return out
-
-    def _column_is_categorical(self):
-        """Which input columns are categorical."""
-        return self.is_categorical_[np.searchsorted(self.feature_columns_,
-                                                    np.arange(self.n_features_in_))]

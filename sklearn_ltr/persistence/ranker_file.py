@@ -10,7 +10,7 @@ import io
 
 import numpy as np
 
-from .._gbdt.binning import BinMapper, _search_tables
+from .._gbdt.binning import BinMapper, _search_tables, first_binned_features
 from .._gbdt.booster import Booster
 from .._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
 from .._gbdt.grower import GROW_POLICIES
@@ -250,7 +250,7 @@ def _rebuild_bin_mapper(a, info, feature_columns):
     if np.any(is_categorical > 1):
         raise ModelFileError("bin_is_categorical must be 0 or 1")
     is_categorical = is_categorical.astype(bool)
-    first = np.searchsorted(feature_columns, np.arange(n_features))
+    first = first_binned_features(feature_columns)
     column_is_categorical = is_categorical[first]
     if np.any(is_categorical != column_is_categorical[feature_columns]):
         raise ModelFileError("the binned features of a column are not all categorical or all numeric")
