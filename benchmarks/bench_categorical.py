@@ -95,13 +95,16 @@ from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score_per_query
 
 SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
-MODELS = ("categorical", "ordinal", "numeric-only", "yetirank-categorical",
-          "lightgbm-categorical", "lightgbm-ordinal", "catboost-categorical")
+MODELS = ("categorical", "categorical-ts", "ordinal", "numeric-only", "yetirank-categorical",
+          "yetirank-categorical-ts", "lightgbm-categorical", "lightgbm-ordinal",
+          "catboost-categorical")
 LABELS = {
     "categorical": "ours categorical",
+    "categorical-ts": "ours categ. + TS",
     "ordinal": "ours ordinal",
     "numeric-only": "ours numeric only",
     "yetirank-categorical": "ours YetiRank categ.",
+    "yetirank-categorical-ts": "ours Yeti categ.+TS",
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
     "catboost-categorical": "CatBoost categorical",
@@ -112,7 +115,11 @@ PAIRS = (
     ("categorical", "lightgbm-categorical"),
     ("lightgbm-categorical", "lightgbm-ordinal"),
     ("categorical", "catboost-categorical"),
+    ("categorical-ts", "categorical"),
+    ("categorical-ts", "lightgbm-categorical"),
+    ("categorical-ts", "catboost-categorical"),
     ("yetirank-categorical", "catboost-categorical"),
+    ("yetirank-categorical-ts", "catboost-categorical"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("ordinal", "numeric-only"),
@@ -248,7 +255,9 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
             categorical_feature=columns if model == "lightgbm-categorical" else "auto",
         )
     else:
-        extra = {"categorical_features": columns} if model.endswith("categorical") else {}
+        extra = {"categorical_features": columns} if "categorical" in model else {}
+        if model.endswith("-ts"):
+            extra["target_statistics"] = "ordered"
         ranker = (YetiRankRanker if model.startswith("yetirank") else LambdaMARTRanker)(
             n_estimators=n_trees, learning_rate=s["learning_rate"], max_leaf_nodes=s["leaves"],
             min_samples_leaf=s["min_leaf"], max_bins=s["bins"], n_jobs=s["threads"],

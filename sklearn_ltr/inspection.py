@@ -34,14 +34,15 @@ from ._utils.threads import numba_threads
 __all__ = ["explain_pair", "feature_contributions"]
 
 
-def _contributions(ensemble, X, n_jobs=None):
+def _contributions(model, ensemble, X):
     """TreeSHAP of rows already validated by the model's ``_validate_X``,
     on the model's ``n_jobs`` numba threads. Categorical features are read
     as prediction reads them: as codes, NaN for categories the model does
-    not know."""
-    with numba_threads(n_jobs):
+    not know; a target statistic counts for its categorical feature."""
+    with numba_threads(model.n_jobs):
         return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline,
-                         ensemble.encode(X), feature_columns=ensemble.feature_columns)
+                         ensemble.encode(model._model_input(X)),
+                         feature_columns=model._explanation_players(ensemble))
 
 
 def feature_contributions(model, X, *, qid=None):
@@ -128,7 +129,7 @@ def feature_contributions(model, X, *, qid=None):
     """
     ensemble = fitted_tree_ensemble(model, caller="feature_contributions")
     X, qid = resolve_qid(X, qid)
-    out = _contributions(ensemble, model._validate_X(X), model.n_jobs)
+    out = _contributions(model, ensemble, model._validate_X(X))
     if qid is None:
         return out
     n_samples = out.shape[0]
@@ -230,8 +231,7 @@ def explain_pair(model, x_a, x_b):
             f"x_a has {n_a} rows and x_b has {n_b}; pass as many rows in each (pair i "
             "is row i of both), or a single row on one side."
         )
-    difference = (_contributions(ensemble, a, model.n_jobs)
-                  - _contributions(ensemble, b, model.n_jobs))
+    difference = _contributions(model, ensemble, a) - _contributions(model, ensemble, b)
     # Both share the expected value: make its difference exactly 0.
     difference[:, -1] = 0.0
     if a_is_row and b_is_row:

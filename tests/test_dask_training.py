@@ -156,6 +156,16 @@ def test_distributed_model_equals_single_process_model(client, data, dask_class,
         np.testing.assert_array_equal(got, expected)
 
 
+def test_target_statistics_are_refused_on_dask_collections(client, data):
+    X, y, qid = data
+    ddf = _frame(X, y, qid)
+    ranker = DaskLambdaMARTRanker(n_estimators=2, categorical_features=[0],
+                                  target_statistics="ordered")
+    with pytest.raises(ValueError, match="cannot compute target_statistics='ordered'.*None"):
+        ranker.fit(ddf.drop(columns="label"), ddf["label"])
+    assert not hasattr(ranker, "_booster")
+
+
 @pytest.mark.parametrize("objective", ["rcr", "sigmoid", "softmax"])
 def test_calibrated_ranker_equals_single_process_model(client, data, objective):
     # The sigmoid objectives start from the log-odds of the weighted mean

@@ -62,7 +62,8 @@ def goes_left(node, x, categories=None):
     return bool(value <= node["num_threshold"])
 
 
-def brute_force_shap(trees, baseline, x, n_features, categories=None, feature_columns=None):
+def brute_force_shap(trees, baseline, x, n_features, categories=None, feature_columns=None,
+                     players=None):
     """Exact path-dependent SHAP values of one row, by enumeration.
 
     The players are the columns of ``x``: with ``feature_columns`` (as
@@ -74,14 +75,20 @@ def brute_force_shap(trees, baseline, x, n_features, categories=None, feature_co
     TreeEnsemble's) and a split on any other feature sends it down both,
     weighted by ``count(child) / count(node)``. Then
     ``phi_j = sum_S |S|! (m - |S| - 1)! / m! (v(S + j) - v(S))``.
+    With ``players`` (the player of each split feature, in
+    ``[0, n_features)``), ``x`` is the row as the split features read it,
+    one value per split feature.
     Returns the contributions and, last, the expected value.
     """
     phi = np.zeros(n_features + 1)
     phi[-1] = baseline
-    player = np.arange(n_features) if feature_columns is None else np.asarray(feature_columns)
-    # The row as the split features read it: its columns, each repeated
-    # for every feature that reads it.
-    x = np.asarray(x)[player]
+    if players is not None:
+        player = np.asarray(players)
+    else:
+        player = np.arange(n_features) if feature_columns is None else np.asarray(feature_columns)
+        # The row as the split features read it: its columns, each repeated
+        # for every feature that reads it.
+        x = np.asarray(x)[player]
     for nodes in trees:
         splits = nodes["is_leaf"] == 0
         used = sorted(set(player[nodes["feature_idx"][splits]].tolist()))

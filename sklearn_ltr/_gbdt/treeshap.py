@@ -378,11 +378,12 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None, feature_columns=None):
     out : ndarray of shape (n_rows, n_columns + 1), dtype float64, default=None
         Where to write the result (C-contiguous); allocated if None.
     feature_columns : ndarray of shape (n_features,), dtype int64, default=None
-        The input column that each feature (column of ``X``) belongs to,
-        increasing (:attr:`~.ensemble.TreeEnsemble.feature_columns`): the
-        Shapley values are those of the columns, each one player however
-        many features read it (a column met twice on a path is unwound as
-        a feature met twice is). None: every feature is a column of its own.
+        The input column that each feature (column of ``X``) belongs to
+        (:attr:`~.ensemble.TreeEnsemble.feature_columns`, or any map onto
+        ``[0, n_columns)`` that reaches every column): the Shapley values
+        are those of the columns, each one player however many features
+        read it (a column met twice on a path is unwound as a feature met
+        twice is). None: every feature is a column of its own.
 
     Returns
     -------
@@ -398,7 +399,7 @@ def tree_shap(nodes, tree_starts, baseline, X, out=None, feature_columns=None):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
     n_rows, n_features = X.shape
-    n_columns = n_features if feature_columns is None else int(feature_columns[-1]) + 1
+    n_columns = n_features if feature_columns is None else int(np.max(feature_columns)) + 1
     shape = (n_rows, n_columns + 1)
     if out is None:
         out = np.zeros(shape, dtype=np.float64)

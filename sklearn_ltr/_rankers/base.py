@@ -40,6 +40,7 @@ from .input import RankerInputMixin
 from .mixin import RankerMixin
 from .model_file import save_ranker
 from .registry import model_classes
+from .target_statistics import OrderedTargetStatistics, constraints_with_statistics
 from .tree_shape import LEAF_WISE_LEAVES, check_warm_start_constraints, tree_params
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
@@ -74,6 +75,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
+        "target_statistics": [StrOptions({"ordered"}), None],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
         "monotonic_cst": ["array-like", dict, None],
@@ -112,6 +114,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         l2_regularization=0.0,
         max_bins=255,
         categorical_features="from_dtype",
+        target_statistics=None,
         max_features=1.0,
         subsample=1.0,
         monotonic_cst=None,
@@ -138,6 +141,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         self.l2_regularization = l2_regularization
         self.max_bins = max_bins
         self.categorical_features = categorical_features
+        self.target_statistics = target_statistics
         self.max_features = max_features
         self.subsample = subsample
         self.monotonic_cst = monotonic_cst
@@ -314,6 +318,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
 
         tic = time.perf_counter()
+        X = self._with_target_statistics(X, y, train_rows, train_offsets)
         if not warm:
             self._bin_mapper = self._fit_bin_mapper(X, train_rows)
             warn_pooled_categories(self._bin_mapper, self)
@@ -407,7 +412,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         grouped by query, labels, offsets."""
         val_order, val_offsets, _ = group_queries(qid_val)
         return (
-            self._bin_mapper.transform(X_val, row_order=val_order),
+            self._bin_mapper.transform(self._model_input(X_val), row_order=val_order),
             y_val[val_order],
             val_offsets,
         )
@@ -421,7 +426,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             self._booster = Booster(
                 objective_name=objective_name,
                 baseline=baseline,
-                n_features=self.n_features_in_,
+                n_features=self._n_model_columns(),
                 missing_values_bin_idx=bin_mapper.missing_values_bin_idx_,
             )
         params = tree_params(self)
@@ -431,7 +436,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             training,
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
-            tree_params=params,
+            tree_params=constraints_with_statistics(
+                params, getattr(self, "_target_statistics", None), self.n_features_in_),
             learning_rate=self.learning_rate,
             max_features=self.max_features,
             subsample=self.subsample,
@@ -468,8 +474,50 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             rows = np.sort(rng.choice(rows, _BINNING_SUBSAMPLE, replace=False))
         # The subsample is drawn here, from query-ordered training rows, so that
         # permuting whole queries in the input gives the same thresholds.
+        is_categorical = self.is_categorical_
+        if self._target_statistics is not None:  # the statistics are numbers
+            is_categorical = np.append(is_categorical,
+                                       np.zeros(self._target_statistics.columns.shape[0], bool))
         return BinMapper(max_bins=self.max_bins, subsample=None,
-                         is_categorical=self.is_categorical_).fit(X, sample_rows=rows)
+                         is_categorical=is_categorical).fit(X, sample_rows=rows)
+
+    # -- target statistics -------------------------------------------------
+
+    def _with_target_statistics(self, X, y, train_rows, train_offsets):
+        """``X`` with the columns of ``target_statistics`` appended (see
+        ``target_statistics.py``): the training rows' ordered statistics,
+        and for held-out validation rows the statistics over all training
+        rows, as prediction reads them. A warm start computes them again on
+        its data, with the seed of the first fit."""
+        if not self._adds_to_fitted_model():
+            columns = np.flatnonzero(self.is_categorical_)
+            if self.target_statistics is not None and columns.shape[0] == 0:
+                raise ValueError(
+                    "target_statistics='ordered' adds a statistic for each categorical "
+                    "feature, but X has none: declare them with categorical_features (or "
+                    "pass pandas category columns), or set target_statistics=None."
+                )
+            self._target_statistics = (None if self.target_statistics is None
+                                       else OrderedTargetStatistics(columns))
+        statistics = self._target_statistics
+        if statistics is None:
+            return X
+        rng = np.random.default_rng([self._random_seed, 3])
+        ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng)
+        values = statistics.transform(X)
+        values[train_rows] = ordered
+        return statistics.append_to(X, values)
+
+    def _model_input(self, X):
+        """Validated ``X`` as the booster reads it: with the target
+        statistic columns, if the ranker has them."""
+        statistics = getattr(self, "_target_statistics", None)
+        return X if statistics is None else statistics.append_to(X, statistics.transform(X))
+
+    def _n_model_columns(self):
+        """Columns the booster reads: the input's and the target statistics'."""
+        statistics = getattr(self, "_target_statistics", None)
+        return self.n_features_in_ + (0 if statistics is None else statistics.columns.shape[0])
 
     def _objective_state(self, warm):
         """What the objective of a fit starts from besides the data (keyword
@@ -500,17 +548,34 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         """
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
-        X = self._validate_X(X)
+        X = self._model_input(self._validate_X(X))
         with numba_threads(self.n_jobs):
             return self._booster.predict(X)
 
     def _tree_ensemble(self):
         """The fitted trees as the neutral :class:`TreeEnsemble` view."""
         check_is_fitted(self, "_booster")
+        names = getattr(self, "feature_names_in_", None)
+        statistics = getattr(self, "_target_statistics", None)
+        if names is not None and statistics is not None:
+            names = [*names, *(f"{names[c]}:target_statistic" for c in statistics.columns)]
         return self._booster.ensemble(
-            feature_names=getattr(self, "feature_names_in_", None),
+            feature_names=names,
             missing_in_training=self._bin_mapper.has_missing_values_,
         )
+
+    def _explanation_players(self, ensemble):
+        """The input column that each split feature of ``ensemble`` (this
+        ranker's :meth:`_tree_ensemble`) counts for in TreeSHAP: its column,
+        or a target statistic's categorical column; None if every split
+        feature is a column of its own."""
+        statistics = getattr(self, "_target_statistics", None)
+        if statistics is None:
+            return ensemble.feature_columns
+        players = np.array(ensemble.column_of(np.arange(ensemble.n_split_features)))
+        derived = players >= self.n_features_in_
+        players[derived] = statistics.columns[players[derived] - self.n_features_in_]
+        return players
 
     def save_model(self, path):
         """Write the fitted ranker to a file, without pickle.
@@ -540,7 +605,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         """
         check_is_fitted(self, "_booster")
         X, _ = resolve_qid(X, None)
-        X = self._validate_X(X)
+        X = self._model_input(self._validate_X(X))
         stages = self._booster.staged_predict(X)
         # Numba's threads are set for each stage only: between stages the
         # caller's code runs with its own.
@@ -562,7 +627,11 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         importances : ndarray of shape (``n_features_in_``,)
         """
         check_is_fitted(self, "_booster")
-        return self._booster.feature_importances(self.importance_type)
+        importances = self._booster.feature_importances(self.importance_type)
+        statistics = getattr(self, "_target_statistics", None)
+        if statistics is None:
+            return importances
+        return statistics.fold(importances, self.n_features_in_)
 
 
 def fitted_tree_ensemble(model, *, caller):
@@ -582,7 +651,19 @@ def fitted_tree_ensemble(model, *, caller):
             f"{caller} takes a fitted {listed} (or one read by load_model); got "
             f"{type(model).__name__}.{hint}"
         )
+    if (getattr(model, "_target_statistics", None) is not None
+            and caller not in _READS_TARGET_STATISTICS):
+        raise ValueError(
+            f"{caller} cannot serve a ranker fitted with target_statistics='ordered': its "
+            "trees split on the mean label of each category, which no serving format "
+            "holds. Fit with target_statistics=None to export the model."
+        )
     return model._tree_ensemble()
+
+
+# Readers of fitted_tree_ensemble that compute the target statistics of
+# their rows through the ranker (the exporters cannot).
+_READS_TARGET_STATISTICS = ("feature_contributions", "explain_pair")
 
 
 def warn_pooled_categories(mapper, estimator):

@@ -62,6 +62,20 @@ _SHARED_PARAMETERS_DOC = """
         their mean gradient). Missing values, the rare categories pooled with
         them (see ``max_bins``), and categories not seen in ``fit`` go to
         the split's missing-value side. LightGBM's ``categorical_feature``.
+    target_statistics : {'ordered'} or None, default=None
+        'ordered' adds, for each categorical feature, a numeric feature:
+        the mean label of the row's category, as CatBoost's ordered target
+        statistics compute it (Prokhorenkova et al. 2018). In training a row
+        sees only the labels of its category in the queries before its own
+        in a random order of the queries drawn from ``random_state``, shrunk
+        towards the mean label of all rows with weight 1; prediction reads
+        each category's statistic over all training rows, the mean label
+        for a category not seen in training, and NaN stays missing. It helps
+        where most categories have too few rows to split on (thousands of
+        merchants seen a few times each); the native splits stay. Such a
+        model cannot be exported (no serving format holds the statistics);
+        ``feature_importances_`` and TreeSHAP count the statistic as part of
+        its categorical feature. CatBoost's CTRs (``simple_ctr``).
     max_features : float, default=1.0
         Fraction of the features each tree may split on, drawn per tree.
     subsample : float, default=1.0

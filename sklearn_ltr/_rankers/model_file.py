@@ -9,7 +9,8 @@ with categorical features (or pandas category columns) is written as format
 3, which adds the categorical node fields, the bin mapper's categorical mask
 and the pandas categories; one with a wide categorical column (split on
 through several features) as format 4, which adds the column of each such
-feature; any other ranker as format 1.
+feature; one fitted with ``target_statistics`` as format 5, which adds the
+per-category statistics; any other ranker as format 1.
 """
 
 import io
@@ -27,6 +28,7 @@ from .registry import model_classes
 
 __all__ = [
     "CATEGORICAL_VERSION",
+    "TARGET_STATISTICS_VERSION",
     "WIDE_CATEGORICAL_VERSION",
     "FORMAT_NAME",
     "JSON_MEMBER",
@@ -47,6 +49,8 @@ CATEGORICAL_VERSION = 3
 # The first version with wide categorical columns, split on through several
 # features (bin_feature_columns).
 WIDE_CATEGORICAL_VERSION = 4
+# The first version with target statistics of categorical columns.
+TARGET_STATISTICS_VERSION = 5
 
 
 
@@ -84,6 +88,12 @@ _CATEGORICAL_ARRAYS = {
     "bin_is_categorical": "|u1",
 }
 _WIDE_CATEGORICAL_ARRAYS = {"bin_feature_columns": "<i8"}
+_TARGET_STATISTICS_ARRAYS = {
+    "target_statistic_columns": "<i8",
+    "target_statistic_n_categories": "<i8",
+    "target_statistic_categories": "<f8",
+    "target_statistic_values": "<f8",
+}
 # Arrays of more than one dimension: the shape after the first axis.
 INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
 # The estimator attributes an objective learns (lists of numbers in the
@@ -98,6 +108,9 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 def array_dtypes(version):
     """The arrays (name -> dtype) of a file of ``format_version`` ``version``."""
+    if version >= TARGET_STATISTICS_VERSION:
+        return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS, **_WIDE_CATEGORICAL_ARRAYS,
+                **_TARGET_STATISTICS_ARRAYS}
     if version >= WIDE_CATEGORICAL_VERSION:
         return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS, **_WIDE_CATEGORICAL_ARRAYS}
     if version >= CATEGORICAL_VERSION:
@@ -253,9 +266,19 @@ def ranker_content(estimator, classes):
     arrays = {"node_" + f: ensemble.nodes[f] for f in node_fields}
     if categorical:
         arrays["bin_is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
-    wide = mapper.has_wide_columns()
+    statistics = getattr(estimator, "_target_statistics", None)
+    wide = mapper.has_wide_columns() or statistics is not None
     if wide:
         arrays["bin_feature_columns"] = mapper.feature_columns_
+    if statistics is not None:
+        fitted["target_statistic_prior"] = _float_to_json(statistics.prior_)
+        arrays.update(
+            target_statistic_columns=statistics.columns,
+            target_statistic_n_categories=np.array([c.shape[0] for c in statistics.categories_],
+                                                   dtype=np.int64),
+            target_statistic_categories=np.concatenate(statistics.categories_),
+            target_statistic_values=np.concatenate(statistics.values_),
+        )
     arrays.update(
         tree_starts=ensemble.tree_starts,
         bin_thresholds=(
@@ -266,7 +289,8 @@ def ranker_content(estimator, classes):
         train_score=np.asarray(estimator.train_score_, dtype=np.float64),
         validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
     )
-    version = (WIDE_CATEGORICAL_VERSION if wide
+    version = (TARGET_STATISTICS_VERSION if statistics is not None
+               else WIDE_CATEGORICAL_VERSION if wide
                else CATEGORICAL_VERSION if categorical else _RANKER_VERSION)
     dtypes = array_dtypes(version)
     blobs = {k: _npy_bytes(v, dtypes[k]) for k, v in arrays.items()}

@@ -169,9 +169,17 @@ class _DaskRankerMixin:
                 "create a distributed.Client first (e.g. Client(LocalCluster()))."
             ) from None
         self._check_validation_arguments(X_val, y_val, qid_val)
+        if self.target_statistics is not None:
+            raise ValueError(
+                f"{type(self).__name__}.fit on dask collections cannot compute "
+                f"target_statistics={self.target_statistics!r}: the order of the queries "
+                "spans every worker's partitions. Set target_statistics=None, or fit on "
+                "computed (in-memory) arrays."
+            )
         if X_val is not None:
             X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
         warm, nothing_to_add = self._begin_fit()
+        self._target_statistics = None
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
             tree_constraints(self)  # refuse bad constraints before the workers start

@@ -182,6 +182,28 @@ columns: a split on binned feature ``f`` reads column
 categories (a category of another block included) goes to
 ``missing_go_to_left``'s side.
 
+Target statistics (``format_version`` 5)
+----------------------------------------
+A ranker fitted with ``target_statistics="ordered"`` is written as format 5
+(a pipeline ending in one too): format 4 with these additions.
+
+- ``target_statistic_columns.npy`` (int64, ``S`` entries): the categorical
+  input columns that have a statistic, increasing. The trees read
+  ``n_features_in_ + S`` columns: the input's, then statistic ``j`` as
+  column ``n_features_in_ + j`` (numeric, never categorical), so
+  ``booster.n_features``, ``bin_mapper.n_features`` and
+  ``bin_feature_columns`` count those columns too.
+- ``target_statistic_n_categories.npy`` (int64, ``S``),
+  ``target_statistic_categories.npy`` and ``target_statistic_values.npy``
+  (float64, their sum): each column's categories seen in training,
+  increasing, one after the other, and the statistic of each.
+- in ``"fitted"``, ``"target_statistic_prior"``: the mean training label.
+
+To predict, compute column ``n_features_in_ + j`` from column
+``target_statistic_columns[j]`` (after pandas categories are replaced by
+their positions): NaN where that value is NaN, the value's statistic where
+it is one of the column's categories, and the prior elsewhere.
+
 Versions: a reader accepts every ``format_version`` up to its own
 (``FORMAT_VERSION``) and refuses newer files with a ValueError. A writer
 writes the lowest version that holds what it saves: a single ranker without
@@ -236,7 +258,7 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
 # The newest version this module reads; it writes the lowest one that holds
 # what it saves (see "Versions" above).
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 _PIPELINE_VERSION = 2
 # Classes a fitted ranker holds besides the ranker itself, and the column
 # selector that a pipeline with exclude_qid holds, for skops users.

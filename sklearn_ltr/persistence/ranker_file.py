@@ -18,12 +18,14 @@ from .._rankers.early_stopping_metric import scoring_metric
 from .._rankers.model_file import (
     CATEGORICAL_NODE_FIELDS,
     CATEGORICAL_VERSION,
+    TARGET_STATISTICS_VERSION,
     INNER_SHAPES,
     NODE_FIELDS,
     OBJECTIVE_ATTRIBUTES,
     array_dtypes,
 )
 from .._rankers.registry import model_classes
+from .._rankers.target_statistics import OrderedTargetStatistics
 from .._rankers.tree_shape import constraint_record, tree_constraints
 
 __all__ = ["ModelFileError", "build_ranker", "get_field", "read_arrays"]
@@ -312,11 +314,17 @@ def build_ranker(document, a):
     booster_info = get_field(document, "booster", "dict", "model.json")
     n_features = get_field(fitted, "n_features_in_", "int", "fitted")
     n_trees = get_field(booster_info, "n_trees", "int", "booster")
-    if n_features < 1 or get_field(booster_info, "n_features", "int", "booster") != n_features:
-        raise ModelFileError("booster.n_features and n_features_in_ must be equal and positive")
+    version = get_field(document, "format_version", "int", "model.json")
+    n_statistics = (a["target_statistic_columns"].shape[0]
+                    if version >= TARGET_STATISTICS_VERSION else 0)
+    # The booster reads the input columns, then one column per target statistic.
+    n_model_columns = n_features + n_statistics
+    if n_features < 1 or get_field(booster_info, "n_features", "int",
+                                   "booster") != n_model_columns:
+        raise ModelFileError("booster.n_features must be n_features_in_ (positive) plus the "
+                             "number of target statistics")
     if get_field(fitted, "n_iter_", "int", "fitted") != n_trees:
         raise ModelFileError(f"n_iter_ differs from the number of trees ({n_trees})")
-    version = get_field(document, "format_version", "int", "model.json")
     if version < CATEGORICAL_VERSION:
         # Files of earlier formats have no categorical feature.
         n_nodes = a["node_value"].shape[0]
@@ -326,7 +334,7 @@ def build_ranker(document, a):
             "node_left_categories": np.zeros((n_nodes, BITSET_WORDS), dtype=np.uint32),
             "bin_is_categorical": np.zeros(n_features, dtype=np.uint8),
         }
-    feature_columns = _feature_columns(a, n_features)
+    feature_columns = _feature_columns(a, n_model_columns)
     _check_trees(a, n_trees, feature_columns.shape[0])
     mapper = _rebuild_bin_mapper(a, get_field(document, "bin_mapper", "dict", "model.json"),
                                  feature_columns)
@@ -356,7 +364,7 @@ def build_ranker(document, a):
     booster = Booster(
         objective_name=objective_name,
         baseline=_float_from_json(get_field(booster_info, "baseline", "any", "booster"), "baseline"),
-        n_features=n_features,
+        n_features=n_model_columns,
         missing_values_bin_idx=missing_bin,
     )
     nodes = np.zeros(a["node_value"].shape[0], dtype=NODE_DTYPE)
@@ -398,7 +406,14 @@ def build_ranker(document, a):
     if fitted.get("n_training_queries") is not None:  # absent from older files
         estimator._n_training_queries = get_field(fitted, "n_training_queries", "int", "fitted")
     estimator._bin_mapper = mapper
-    estimator.is_categorical_ = mapper.is_categorical
+    estimator.is_categorical_ = (mapper.is_categorical if mapper.is_categorical is None
+                                 else mapper.is_categorical[:n_features])
+    estimator._target_statistics = (
+        _target_statistics(a, fitted, estimator.is_categorical_, mapper)
+        if n_statistics else None)
+    if (estimator.target_statistics is None) != (estimator._target_statistics is None):
+        raise ModelFileError("params.target_statistics and the target_statistic arrays "
+                             "must come together")
     # The constraints the saved trees were grown with, as far as the saved
     # parameters tell: a warm start refuses others.
     try:
@@ -428,6 +443,36 @@ def build_ranker(document, a):
         raise ModelFileError("a CalibratedRanker with calibration='platt' needs platt_coef_")
     estimator._set_objective_attributes(_objective_attributes(fitted, objective_name))
     return estimator
+
+
+def _target_statistics(a, fitted, is_categorical, mapper):
+    """The checked per-category tables of a format 5 file."""
+    columns = a["target_statistic_columns"]
+    n_features = is_categorical.shape[0]
+    if (np.any(np.diff(columns) <= 0) or columns[0] < 0 or columns[-1] >= n_features
+            or not np.all(is_categorical[columns])):
+        raise ModelFileError("target_statistic_columns must be increasing categorical columns")
+    if np.any(mapper.is_categorical_[mapper.feature_columns_ >= n_features]):
+        raise ModelFileError("a target statistic column is binned as categorical")
+    sizes = a["target_statistic_n_categories"]
+    categories, values = a["target_statistic_categories"], a["target_statistic_values"]
+    if (sizes.shape != columns.shape or np.any(sizes < 0)
+            or sizes.sum() != categories.shape[0] or values.shape != categories.shape):
+        raise ModelFileError("target_statistic_n_categories does not match the categories "
+                             "and values")
+    statistics = OrderedTargetStatistics(columns)
+    cuts = np.cumsum(sizes)[:-1]
+    statistics.categories_ = np.split(categories, cuts)
+    statistics.values_ = np.split(values, cuts)
+    if any(np.any(~(np.diff(c) > 0)) for c in statistics.categories_) or not np.all(
+            np.isfinite(categories)) or not np.all(np.isfinite(values)):
+        raise ModelFileError("the target statistics' categories must be increasing and their "
+                             "values finite")
+    statistics.prior_ = _float_from_json(
+        get_field(fitted, "target_statistic_prior", "any", "fitted"), "target_statistic_prior")
+    if not np.isfinite(statistics.prior_):
+        raise ModelFileError("target_statistic_prior must be finite")
+    return statistics
 
 
 def _objective_attributes(fitted, objective_name):

@@ -1,0 +1,188 @@
+"""Ordered target statistics of categorical features, the rankers'
+``target_statistics="ordered"``.
+
+CatBoost's answer to categories too rare to split on (Prokhorenkova et al.,
+"CatBoost: unbiased boosting with categorical features", NeurIPS 2018,
+section 3.2): replace a category by the mean label of its rows, but give
+each training row only the labels of rows that come *before* it in a
+random order, so that no row's statistic holds its own label (the "target
+leakage" of a plain mean, which lets trees memorise rare categories). For
+ranking, the order is one of whole queries: a row sees the labels of its
+category in the queries drawn before its own, never those of its own
+query, whose labels the objective compares with each other. The statistic
+is smoothed towards the prior ``p`` (the mean label of all training rows)
+with weight ``a = 1`` (the paper's equation 5)::
+
+    statistic = (sum of the earlier labels + a * p) / (number of earlier rows + a)
+
+so a row whose category was not seen before gets ``p``. After fitting, a
+category's statistic over *all* training rows is what prediction, the
+validation rows of early stopping and every later ``predict`` read; a
+category never seen in training gets ``p``, and a missing value (NaN)
+stays missing.
+
+scikit-learn's :class:`~sklearn.preprocessing.TargetEncoder` computes the
+same kind of statistic, but out of fold by *row*, so rows of one query
+fall on both sides of a fold and the folds' statistics are drawn from
+different category means than prediction's; it also cannot keep queries
+together. The permutation by query is what this module adds.
+
+Each categorical input column gets one statistic column, appended after
+the input columns: the booster sees ``n_features_in_ + n_statistics``
+columns, and the rankers fold the statistic columns back into their
+categorical column for ``feature_importances_`` and TreeSHAP.
+"""
+
+import numpy as np
+
+__all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "constraints_with_statistics"]
+
+# The weight ``a`` of the prior in the paper's equation 5 (CatBoost's default).
+PRIOR_WEIGHT = 1.0
+
+
+class OrderedTargetStatistics:
+    """The statistic columns of a ranker's categorical features.
+
+    Parameters
+    ----------
+    columns : ndarray of shape (n_statistics,), dtype int64
+        The categorical input columns, increasing.
+
+    Attributes
+    ----------
+    prior_ : float
+        Mean label of the training rows.
+    categories_ : list of ndarray
+        For each column, its increasing categories seen in training.
+    values_ : list of ndarray
+        For each column, the statistic of each category over all training
+        rows.
+    """
+
+    def __init__(self, columns):
+        self.columns = np.asarray(columns, dtype=np.int64)
+
+    def fit_ordered(self, X, y, rows, offsets, rng):
+        """Fit the per-category tables on the training rows and return the
+        ordered statistics of those rows.
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,)
+        rows : ndarray of shape (n_rows,)
+            The training rows of ``X``, grouped by query.
+        offsets : ndarray of shape (n_queries + 1,)
+            Where each query's rows start in ``rows``.
+        rng : numpy.random.Generator
+            Draws the order of the queries.
+
+        Returns
+        -------
+        statistics : ndarray of shape (n_rows, n_statistics), dtype float64
+            In the order of ``rows``.
+        """
+        y = np.asarray(y, dtype=np.float64)[rows]
+        n_rows = y.shape[0]
+        self.prior_ = float(y.mean())
+        sizes = np.diff(offsets)
+        query_rank = np.repeat(rng.permutation(sizes.shape[0]), sizes)
+        self.categories_, self.values_ = [], []
+        out = np.full((n_rows, self.columns.shape[0]), np.nan)
+        for j, column in enumerate(self.columns):
+            values = _dense_column(X, column)[rows]
+            seen = ~np.isnan(values)
+            categories, category = np.unique(values[seen], return_inverse=True)
+            sums = np.bincount(category, weights=y[seen], minlength=categories.shape[0])
+            counts = np.bincount(category, minlength=categories.shape[0])
+            self.categories_.append(categories)
+            self.values_.append(self._smoothed(sums, counts))
+            out[seen, j] = self._ordered(category, query_rank[seen], y[seen])
+        return out
+
+    def _smoothed(self, sums, counts):
+        return (sums + PRIOR_WEIGHT * self.prior_) / (counts + PRIOR_WEIGHT)
+
+    def _ordered(self, category, query_rank, y):
+        """Each row's statistic over the rows of its category in queries of
+        a lower rank: rows sorted by (category, query rank) and cumulative
+        sums taken up to the start of each row's (category, query) run."""
+        order = np.lexsort((query_rank, category))
+        c, r = category[order], query_rank[order]
+        n = order.shape[0]
+        starts_run = np.ones(n, dtype=bool)
+        starts_run[1:] = (c[1:] != c[:-1]) | (r[1:] != r[:-1])
+        starts_category = np.ones(n, dtype=bool)
+        starts_category[1:] = c[1:] != c[:-1]
+        sums_before = np.concatenate(([0.0], np.cumsum(y[order])))[:-1]
+        index = np.arange(n)
+        run_start = np.maximum.accumulate(np.where(starts_run, index, 0))
+        category_start = np.maximum.accumulate(np.where(starts_category, index, 0))
+        earlier_sums = sums_before[run_start] - sums_before[category_start]
+        earlier_counts = (run_start - category_start).astype(np.float64)
+        statistics = np.empty(n)
+        statistics[order] = self._smoothed(earlier_sums, earlier_counts)
+        return statistics
+
+    def transform(self, X):
+        """The statistic of each row's category over all training rows: the
+        prior for a category not seen in training, NaN for a missing value.
+
+        Returns
+        -------
+        statistics : ndarray of shape (n_rows, n_statistics), dtype float64
+        """
+        out = np.empty((X.shape[0], self.columns.shape[0]))
+        for j, column in enumerate(self.columns):
+            values = _dense_column(X, column)
+            categories = self.categories_[j]
+            position = np.minimum(np.searchsorted(categories, values), categories.shape[0] - 1)
+            known = categories[position] == values if categories.shape[0] else np.zeros(
+                values.shape[0], dtype=bool)
+            out[:, j] = np.where(known, self.values_[j][position], self.prior_)
+            out[np.isnan(values), j] = np.nan
+        return out
+
+    def append_to(self, X, statistics):
+        """``X`` with the statistic columns after its own (sparse stays sparse)."""
+        from scipy import sparse
+
+        if sparse.issparse(X):
+            return sparse.hstack([X, sparse.csr_matrix(statistics)], format=X.format)
+        return np.hstack([np.asarray(X), statistics.astype(X.dtype, copy=False)])
+
+    def fold(self, per_column, n_features):
+        """Per-column values of the booster's ``n_features + n_statistics``
+        columns added back into the ``n_features`` input columns (last axis)."""
+        folded = per_column[..., :n_features].copy()
+        for j, column in enumerate(self.columns):
+            folded[..., column] += per_column[..., n_features + j]
+        return folded
+
+
+def constraints_with_statistics(tree_params, statistics, n_features):
+    """``tree_params`` with ``monotonic_cst`` and ``interaction_cst`` (given
+    per input column) extended to the statistic columns: none is monotonic,
+    and each is in the interaction groups of its categorical column."""
+    if statistics is None:
+        return tree_params
+    params = dict(tree_params)
+    columns = statistics.columns
+    if params.get("monotonic_cst") is not None:
+        params["monotonic_cst"] = np.append(params["monotonic_cst"],
+                                            np.zeros(columns.shape[0], dtype=np.int64))
+    if params.get("interaction_cst") is not None:
+        params["interaction_cst"] = [
+            frozenset(group) | {n_features + j for j, c in enumerate(columns) if c in group}
+            for group in params["interaction_cst"]
+        ]
+    return params
+
+
+def _dense_column(X, column):
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        return np.asarray(X[:, [column]].toarray()).ravel().astype(np.float64)
+    return np.asarray(X[:, column], dtype=np.float64)
