@@ -44,15 +44,16 @@ class _FixedOrder:
         return self.order
 
 
-def _loop_statistics(categories, y, query, query_rank, prior):
-    """The paper's ordered statistic, one row at a time: the labels of the
-    rows of the same category in queries of a lower rank."""
-    out = np.full(y.shape[0], np.nan)
+def _loop_statistics(categories, y, w, query, query_rank, prior):
+    """The paper's ordered statistic, one row at a time: the (weighted)
+    labels of the rows of the same category in queries of a lower rank."""
+    out = np.full(y.shape[0], prior)
     for i in range(y.shape[0]):
-        if np.isnan(categories[i]):
-            continue
+        if not (categories[i] >= 0 and categories[i] == int(categories[i])):
+            continue  # NaN, negative, fractional: the prior
         earlier = (categories == categories[i]) & (query_rank[query] < query_rank[query[i]])
-        out[i] = (y[earlier].sum() + PRIOR_WEIGHT * prior) / (earlier.sum() + PRIOR_WEIGHT)
+        out[i] = ((w[earlier] * y[earlier]).sum() + PRIOR_WEIGHT * prior) / (
+            w[earlier].sum() + PRIOR_WEIGHT)
     return out
 
 
@@ -79,10 +80,10 @@ def test_hand_computed_statistics():
     ])
     np.testing.assert_allclose(got, expected)
     assert ts.prior_ == pytest.approx(p)
-    # Prediction reads each category's statistic over all rows; unseen and
-    # negative categories get the prior, NaN stays missing.
-    full = ts.transform(np.array([[5.0], [7.0], [9.0], [11.0], [-1.0], [np.nan]]))[:, 0]
-    np.testing.assert_allclose(full, [(8 + p) / 5, (4 + p) / 3, (0 + p) / 2, p, p, np.nan])
+    # Prediction reads each category's statistic over all rows; an unseen
+    # category and what categorical splits read as missing get the prior.
+    full = ts.transform(np.array([[5.0], [7.0], [9.0], [11.0], [-1.0], [2.5], [np.nan]]))[:, 0]
+    np.testing.assert_allclose(full, [(8 + p) / 5, (4 + p) / 3, (0 + p) / 2, p, p, p, p])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -94,7 +95,10 @@ def test_vectorised_statistics_equal_the_loop(seed):
     X = np.column_stack([rng.integers(0, 15, n).astype(float), rng.normal(size=n),
                          rng.integers(0, 4, n).astype(float)])
     X[rng.random(n) < 0.1, 0] = np.nan
+    X[rng.random(n) < 0.05, 0] = -1.0
+    X[rng.random(n) < 0.05, 2] = 1.5
     y = rng.integers(0, 5, n).astype(float)
+    w = rng.uniform(0.2, 3.0, n)
     # Training rows: a subset of whole queries, in a scrambled row order.
     keep = np.flatnonzero(np.isin(query, rng.choice(40, 30, replace=False)))
     kept_query = query[keep]
@@ -102,13 +106,16 @@ def test_vectorised_statistics_equal_the_loop(seed):
     offsets = np.concatenate(([0], np.cumsum(kept_sizes)))
     ts = OrderedTargetStatistics([0, 2])
     order = np.random.default_rng(seed + 10).permutation(30)
-    got = ts.fit_ordered(X, y, keep, offsets, _FixedOrder(order))
     rank_of_row = np.repeat(order, kept_sizes)
-    prior = y[keep].mean()
-    for j, column in enumerate([0, 2]):
-        expected = _loop_statistics(X[keep, column], y[keep], np.arange(keep.shape[0]),
-                                    rank_of_row, prior)
-        np.testing.assert_allclose(got[:, j], expected, rtol=1e-12)
+    for weights in (None, w):
+        got = ts.fit_ordered(X, y, keep, offsets, _FixedOrder(order), sample_weight=weights)
+        row_weights = np.ones(keep.shape[0]) if weights is None else weights[keep]
+        prior = np.average(y[keep], weights=row_weights)
+        assert ts.prior_ == pytest.approx(prior)
+        for j, column in enumerate([0, 2]):
+            expected = _loop_statistics(X[keep, column], y[keep], row_weights,
+                                        np.arange(keep.shape[0]), rank_of_row, prior)
+            np.testing.assert_allclose(got[:, j], expected, rtol=1e-12)
 
 
 def test_a_row_never_sees_the_labels_of_its_own_query():
@@ -323,8 +330,8 @@ def test_held_out_validation_queries_read_the_full_statistics(data):
     captured = {}
     original = ranker._with_target_statistics
 
-    def spy(X_, y_, train_rows, train_offsets):
-        out = original(X_, y_, train_rows, train_offsets)
+    def spy(X_, y_, train_rows, train_offsets, sample_weight):
+        out = original(X_, y_, train_rows, train_offsets, sample_weight)
         captured.update(out=out, train_rows=train_rows)
         return out
 
@@ -352,3 +359,35 @@ def test_interaction_constraints_hold_the_statistic_with_its_column(data):
         assert columns <= {0} or columns <= {1, 2}, columns
         used_statistic |= bool(np.any(ensemble.column_of(features) == 3))
     assert used_statistic
+
+
+def test_missing_values_negative_codes_and_pandas_categories_agree(data):
+    X, y, qid = data
+    pd = pytest.importorskip("pandas")
+    with_nan = X.copy()
+    with_nan[::7, 2] = np.nan
+    with_negative = with_nan.copy()
+    with_negative[::7, 2] = -1.0
+    a = _fit(LambdaMARTRanker, with_nan, y, qid, target_statistics="ordered")
+    b = _fit(LambdaMARTRanker, with_negative, y, qid, target_statistics="ordered")
+    rows = np.vstack([X[:40], [[0.0, 0.0, -7.0], [0.0, 0.0, np.nan], [0.0, 0.0, 99_999.0]]])
+    np.testing.assert_array_equal(a.predict(rows), b.predict(rows))
+    scores = a.predict(rows[-3:])
+    assert scores[0] == scores[1]  # -7 and NaN: missing for both parts of the model
+    # The same codes as a pandas category column: unseen categories arrive
+    # as NaN there, and get the prior, as an unseen code does in NumPy.
+    def frame(A):
+        return pd.DataFrame({"a": A[:, 0], "b": A[:, 1],
+                             "c": pd.Categorical(A[:, 2], categories=np.unique(X[:, 2]))})
+    c = _fit(LambdaMARTRanker, frame(X), y, qid, target_statistics="ordered")
+    numeric = _fit(LambdaMARTRanker, X, y, qid, target_statistics="ordered")
+    probe = np.vstack([X[:40], [[0.0, 0.0, 99_999.0]]])
+    np.testing.assert_allclose(c.predict(frame(probe)), numeric.predict(
+        np.column_stack([probe[:, :2], np.where(probe[:, 2] == 99_999.0, np.nan, probe[:, 2])])))
+
+
+def test_the_pooling_warning_mentions_the_statistics(data):
+    X, y, qid = data
+    with pytest.warns(CategoryPoolingWarning, match="target statistics .* still tell them apart"):
+        LambdaMARTRanker(n_estimators=2, categorical_features=[2], target_statistics="ordered",
+                         random_state=0).fit(X, y, qid=qid)

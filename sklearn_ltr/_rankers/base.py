@@ -318,7 +318,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             train_rows, train_offsets = rows_of_queries(offsets, train_queries, order)
 
         tic = time.perf_counter()
-        X = self._with_target_statistics(X, y, train_rows, train_offsets)
+        X = self._with_target_statistics(X, y, train_rows, train_offsets, sample_weight)
         if not warm:
             self._bin_mapper = self._fit_bin_mapper(X, train_rows)
             warn_pooled_categories(self._bin_mapper, self)
@@ -483,7 +483,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
 
     # -- target statistics -------------------------------------------------
 
-    def _with_target_statistics(self, X, y, train_rows, train_offsets):
+    def _with_target_statistics(self, X, y, train_rows, train_offsets, sample_weight):
         """``X`` with the columns of ``target_statistics`` appended (see
         ``target_statistics.py``): the training rows' ordered statistics,
         and for held-out validation rows the statistics over all training
@@ -503,7 +503,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         if statistics is None:
             return X
         rng = np.random.default_rng([self._random_seed, 3])
-        ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng)
+        ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng, sample_weight)
         values = statistics.transform(X)
         values[train_rows] = ordered
         return statistics.append_to(X, values)
@@ -673,6 +673,9 @@ def warn_pooled_categories(mapper, estimator):
     frame outside this package and scikit-learn: the user's ``fit`` call,
     however many wrappers lie between."""
     stacklevel = _stacklevel_outside(("sklearn_ltr", "sklearn"))
+    advice = ("Their target statistics (target_statistics='ordered') still tell them apart."
+              if getattr(estimator, "target_statistics", None) is not None
+              else "Group rare categories yourself if you want another rule.")
     for f, (n_categories, n_pooled, pooled_rows, rows) in mapper.pooled_categories_.items():
         names = getattr(estimator, "feature_names_in_", None)
         name = f"{names[f]!r} (column {f})" if names is not None else f"{f}"
@@ -681,8 +684,7 @@ def warn_pooled_categories(mapper, estimator):
             f"({pooled_rows} of the {rows} rows binned, {100 * pooled_rows / max(rows, 1):.1f}%) "
             f"are treated as missing values, which trees cannot tell apart: those beyond its "
             f"max_bins={mapper.max_bins} most frequent that were seen in fewer than "
-            f"{MIN_CATEGORY_ROWS} rows. Group rare categories yourself if you want another "
-            "rule.",
+            f"{MIN_CATEGORY_ROWS} rows. {advice}",
             CategoryPoolingWarning,
             stacklevel=stacklevel,
         )

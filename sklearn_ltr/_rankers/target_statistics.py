@@ -2,24 +2,27 @@
 ``target_statistics="ordered"``.
 
 CatBoost's answer to categories too rare to split on (Prokhorenkova et al.,
-"CatBoost: unbiased boosting with categorical features", NeurIPS 2018,
-section 3.2): replace a category by the mean label of its rows, but give
-each training row only the labels of rows that come *before* it in a
-random order, so that no row's statistic holds its own label (the "target
-leakage" of a plain mean, which lets trees memorise rare categories). For
-ranking, the order is one of whole queries: a row sees the labels of its
-category in the queries drawn before its own, never those of its own
-query, whose labels the objective compares with each other. The statistic
-is smoothed towards the prior ``p`` (the mean label of all training rows)
-with weight ``a = 1`` (the paper's equation 5)::
+"CatBoost: unbiased boosting with categorical features", NeurIPS 2018, the
+"ordered TS" of its section on target statistics): replace a category by
+the mean label of its rows, but give each training row only the labels of
+rows that come *before* it in a random order, so that no row's statistic
+holds its own label (the "target leakage" of a plain mean, which lets
+trees memorise rare categories). For ranking, the order is one of whole
+queries: a row sees the labels of its category in the queries drawn before
+its own, never those of its own query, whose labels the objective compares
+with each other. The statistic is smoothed towards the prior ``p`` (the
+mean label of all training rows) with weight ``a = 1``, as in the paper::
 
     statistic = (sum of the earlier labels + a * p) / (number of earlier rows + a)
 
-so a row whose category was not seen before gets ``p``. After fitting, a
+so a row whose category was not seen before gets ``p``. With sample
+weights, the sums and the number of rows are weighted. After fitting, a
 category's statistic over *all* training rows is what prediction, the
-validation rows of early stopping and every later ``predict`` read; a
-category never seen in training gets ``p``, and a missing value (NaN)
-stays missing.
+validation rows of early stopping and every later ``predict`` read. Any
+value that is not a category seen in training gets ``p``, in training and
+in prediction alike: an unseen category, and the values that categorical
+splits treat as missing (NaN, negative or fractional values; a pandas
+category not among the training column's categories arrives as NaN).
 
 scikit-learn's :class:`~sklearn.preprocessing.TargetEncoder` computes the
 same kind of statistic, but out of fold by *row*, so rows of one query
@@ -34,6 +37,7 @@ categorical column for ``feature_importances_`` and TreeSHAP.
 """
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "constraints_with_statistics"]
 
@@ -63,7 +67,7 @@ class OrderedTargetStatistics:
     def __init__(self, columns):
         self.columns = np.asarray(columns, dtype=np.int64)
 
-    def fit_ordered(self, X, y, rows, offsets, rng):
+    def fit_ordered(self, X, y, rows, offsets, rng, sample_weight=None):
         """Fit the per-category tables on the training rows and return the
         ordered statistics of those rows.
 
@@ -77,6 +81,9 @@ class OrderedTargetStatistics:
             Where each query's rows start in ``rows``.
         rng : numpy.random.Generator
             Draws the order of the queries.
+        sample_weight : ndarray of shape (n_samples,) or None
+            Row weights: the means are weighted means, and the prior weighs
+            as much as one row of weight 1.
 
         Returns
         -------
@@ -84,27 +91,30 @@ class OrderedTargetStatistics:
             In the order of ``rows``.
         """
         y = np.asarray(y, dtype=np.float64)[rows]
+        w = (np.ones_like(y) if sample_weight is None
+             else np.asarray(sample_weight, dtype=np.float64)[rows])
         n_rows = y.shape[0]
-        self.prior_ = float(y.mean())
+        self.prior_ = float(np.sum(w * y) / np.sum(w))
         sizes = np.diff(offsets)
         query_rank = np.repeat(rng.permutation(sizes.shape[0]), sizes)
         self.categories_, self.values_ = [], []
-        out = np.full((n_rows, self.columns.shape[0]), np.nan)
+        out = np.full((n_rows, self.columns.shape[0]), self.prior_)
         for j, column in enumerate(self.columns):
             values = _dense_column(X, column)[rows]
-            seen = ~np.isnan(values)
-            categories, category = np.unique(values[seen], return_inverse=True)
-            sums = np.bincount(category, weights=y[seen], minlength=categories.shape[0])
-            counts = np.bincount(category, minlength=categories.shape[0])
+            known = _is_category(values)
+            categories, category = np.unique(values[known], return_inverse=True)
+            n_categories = categories.shape[0]
+            sums = np.bincount(category, weights=(w * y)[known], minlength=n_categories)
+            weights = np.bincount(category, weights=w[known], minlength=n_categories)
             self.categories_.append(categories)
-            self.values_.append(self._smoothed(sums, counts))
-            out[seen, j] = self._ordered(category, query_rank[seen], y[seen])
+            self.values_.append(self._smoothed(sums, weights))
+            out[known, j] = self._ordered(category, query_rank[known], y[known], w[known])
         return out
 
-    def _smoothed(self, sums, counts):
-        return (sums + PRIOR_WEIGHT * self.prior_) / (counts + PRIOR_WEIGHT)
+    def _smoothed(self, sums, weights):
+        return (sums + PRIOR_WEIGHT * self.prior_) / (weights + PRIOR_WEIGHT)
 
-    def _ordered(self, category, query_rank, y):
+    def _ordered(self, category, query_rank, y, w):
         """Each row's statistic over the rows of its category in queries of
         a lower rank: rows sorted by (category, query rank) and cumulative
         sums taken up to the start of each row's (category, query) run."""
@@ -115,39 +125,40 @@ class OrderedTargetStatistics:
         starts_run[1:] = (c[1:] != c[:-1]) | (r[1:] != r[:-1])
         starts_category = np.ones(n, dtype=bool)
         starts_category[1:] = c[1:] != c[:-1]
-        sums_before = np.concatenate(([0.0], np.cumsum(y[order])))[:-1]
         index = np.arange(n)
         run_start = np.maximum.accumulate(np.where(starts_run, index, 0))
         category_start = np.maximum.accumulate(np.where(starts_category, index, 0))
-        earlier_sums = sums_before[run_start] - sums_before[category_start]
-        earlier_counts = (run_start - category_start).astype(np.float64)
+
+        def earlier(values):
+            before = np.concatenate(([0.0], np.cumsum(values[order])))
+            return before[run_start] - before[category_start]
+
         statistics = np.empty(n)
-        statistics[order] = self._smoothed(earlier_sums, earlier_counts)
+        statistics[order] = self._smoothed(earlier(w * y), earlier(w))
         return statistics
 
     def transform(self, X):
-        """The statistic of each row's category over all training rows: the
-        prior for a category not seen in training, NaN for a missing value.
+        """The statistic of each row's category over all training rows; the
+        prior for a value that is not a category seen in training (NaN,
+        negative or fractional values included).
 
         Returns
         -------
         statistics : ndarray of shape (n_rows, n_statistics), dtype float64
         """
-        out = np.empty((X.shape[0], self.columns.shape[0]))
+        out = np.full((X.shape[0], self.columns.shape[0]), self.prior_)
         for j, column in enumerate(self.columns):
             values = _dense_column(X, column)
             categories = self.categories_[j]
-            position = np.minimum(np.searchsorted(categories, values), categories.shape[0] - 1)
-            known = categories[position] == values if categories.shape[0] else np.zeros(
-                values.shape[0], dtype=bool)
-            out[:, j] = np.where(known, self.values_[j][position], self.prior_)
-            out[np.isnan(values), j] = np.nan
+            if categories.shape[0]:
+                position = np.minimum(np.searchsorted(categories, values),
+                                      categories.shape[0] - 1)
+                known = categories[position] == values
+                out[known, j] = self.values_[j][position[known]]
         return out
 
     def append_to(self, X, statistics):
         """``X`` with the statistic columns after its own (sparse stays sparse)."""
-        from scipy import sparse
-
         if sparse.issparse(X):
             return sparse.hstack([X, sparse.csr_matrix(statistics)], format=X.format)
         return np.hstack([np.asarray(X), statistics.astype(X.dtype, copy=False)])
@@ -180,9 +191,15 @@ def constraints_with_statistics(tree_params, statistics, n_features):
     return params
 
 
-def _dense_column(X, column):
-    from scipy import sparse
+def _is_category(values):
+    """Which values are categories: the others (NaN, negative, fractional)
+    are missing values for the trees' categorical splits, and get the prior
+    here."""
+    with np.errstate(invalid="ignore"):
+        return (values >= 0) & (values == np.floor(values))
 
+
+def _dense_column(X, column):
     if sparse.issparse(X):
         return np.asarray(X[:, [column]].toarray()).ravel().astype(np.float64)
     return np.asarray(X[:, column], dtype=np.float64)
