@@ -72,6 +72,10 @@ _NO_MIN_GAIN = (
     "there is no minimum split gain here; limit trees with max_leaf_nodes, max_depth, "
     "min_samples_leaf or min_hessian_to_split"
 )
+_TARGET_STATISTICS = (
+    "target_statistics='ordered' adds CatBoost's ordered target statistics, the mean label "
+    "of each category, with no choice of CTR types"
+)
 _NO_BYNODE = "there is no per-node or per-level feature sampling here; max_features draws per tree"
 _METRIC = (
     "early stopping watches one metric, computed by sklearn_ltr.metrics: 'ndcg@10', "
@@ -126,6 +130,7 @@ FOREIGN_NAMES = {
         "(categorical_features='from_dtype'); declare other columns with "
         "categorical_features=[...]",
     ),
+    "simple_ctr": Habit(_CB, None, _TARGET_STATISTICS),
     "cat_smooth": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "cat_l2": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "max_cat_threshold": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
