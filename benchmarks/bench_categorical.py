@@ -23,20 +23,30 @@ Models (``--models``, all by default):
 
 - ``categorical``: ``LambdaMARTRanker(categorical_features=[the categorical
   columns])``;
+- ``categorical-ts``: the same with ``target_statistics="ordered"`` (a
+  statistic column per categorical column beside the native splits);
 - ``ordinal``: the same ranker on the same codes, nothing declared (the codes
   are ordinary numbers);
 - ``numeric-only``: the same ranker without the categorical columns, the
   floor that shows what the categories are worth;
 - ``yetirank-categorical``: ``YetiRankRanker`` with the same
   ``categorical_features``, to tell CatBoost's objective from its
-  handling of categories;
+  handling of categories (with categorical features it grows leaf-wise
+  trees); ``yetirank-categorical-ts``: the same with
+  ``target_statistics="ordered"``;
+- ``yetirank-symmetric-categorical`` and ``-ts``: the same two with
+  ``grow_policy="symmetric"`` (depth 6, one split per level, categorical
+  level splits), CatBoost's tree shape;
 - ``lightgbm-categorical``: ``LGBMRanker(objective="lambdarank")`` with the
   same columns as ``categorical_feature`` in ``fit``;
 - ``lightgbm-ordinal``: LightGBM on the same codes, nothing declared;
 - ``catboost-categorical``: ``CatBoostRanker(loss_function="YetiRank")``
   with the same columns as ``cat_features`` (its target statistics and
   one-hot splits at CatBoost's defaults), the same trees and learning
-  rate, CatBoost's default depth 6 (symmetric trees of 64 leaves).
+  rate, CatBoost's default depth 6 (symmetric trees of 64 leaves);
+- ``catboost-numeric-only``: CatBoost without the categorical columns,
+  beside ``numeric-only``: how far apart the two engines are where no
+  category is involved.
 
 All train ``--trees`` (300) trees without early stopping, with the same
 settings: learning rate 0.1, 31 leaves (``max_leaf_nodes``/``num_leaves``),
@@ -96,8 +106,9 @@ from sklearn_ltr.metrics import ndcg_score_per_query
 
 SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
 MODELS = ("categorical", "categorical-ts", "ordinal", "numeric-only", "yetirank-categorical",
-          "yetirank-categorical-ts", "lightgbm-categorical", "lightgbm-ordinal",
-          "catboost-categorical")
+          "yetirank-categorical-ts", "yetirank-symmetric-categorical",
+          "yetirank-symmetric-categorical-ts", "lightgbm-categorical", "lightgbm-ordinal",
+          "catboost-categorical", "catboost-numeric-only")
 LABELS = {
     "categorical": "ours categorical",
     "categorical-ts": "ours categ. + TS",
@@ -105,9 +116,12 @@ LABELS = {
     "numeric-only": "ours numeric only",
     "yetirank-categorical": "ours YetiRank categ.",
     "yetirank-categorical-ts": "ours Yeti categ.+TS",
+    "yetirank-symmetric-categorical": "ours Yeti sym. categ.",
+    "yetirank-symmetric-categorical-ts": "ours Yeti sym.+TS",
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
     "catboost-categorical": "CatBoost categorical",
+    "catboost-numeric-only": "CatBoost numeric only",
 }
 # (a, b): rows "a - b" of the differences table, when both were run.
 PAIRS = (
@@ -120,8 +134,12 @@ PAIRS = (
     ("categorical-ts", "catboost-categorical"),
     ("yetirank-categorical", "catboost-categorical"),
     ("yetirank-categorical-ts", "catboost-categorical"),
+    ("yetirank-symmetric-categorical", "yetirank-categorical"),
+    ("yetirank-symmetric-categorical", "catboost-categorical"),
+    ("yetirank-symmetric-categorical-ts", "catboost-categorical"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
+    ("numeric-only", "catboost-numeric-only"),
     ("ordinal", "numeric-only"),
 )
 TRAIN_SHARE = 2 / 3
@@ -221,11 +239,12 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
     X, y, qid = train
     X_test, y_test, qid_test = test
     s = SETTINGS
-    if model == "numeric-only":
+    if model.endswith("numeric-only"):
         keep = np.setdiff1d(np.arange(X.shape[1]), columns)
         X, X_test = X[:, keep], X_test[:, keep]
+        columns = []
     start = time.perf_counter()
-    if model == "catboost-categorical":
+    if model.startswith("catboost"):
         import catboost
 
         def frame(A):  # CatBoost takes categories as integers or text, not floats
@@ -258,6 +277,8 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
         extra = {"categorical_features": columns} if "categorical" in model else {}
         if model.endswith("-ts"):
             extra["target_statistics"] = "ordered"
+        if "symmetric" in model:
+            extra["grow_policy"] = "symmetric"
         ranker = (YetiRankRanker if model.startswith("yetirank") else LambdaMARTRanker)(
             n_estimators=n_trees, learning_rate=s["learning_rate"], max_leaf_nodes=s["leaves"],
             min_samples_leaf=s["min_leaf"], max_bins=s["bins"], n_jobs=s["threads"],

@@ -227,15 +227,6 @@ def test_symmetric_trees_take_catboosts_depth_when_max_depth_is_none(ranking_dat
 
 def test_symmetric_refuses_what_it_cannot_honour(ranking_data):
     X, y, qid = ranking_data
-    codes = X.copy()
-    codes[:, 0] = np.arange(len(y)) % 5
-    with pytest.raises(ValueError, match="categorical features") as refused:
-        LambdaMARTRanker(grow_policy="symmetric", max_depth=3, categorical_features=[0],
-                         n_estimators=2).fit(codes, y, qid=qid)
-    # The fix for a category column is to encode it; categorical_features=None
-    # would be refused for a pandas category column.
-    assert "encode the categorical columns" in str(refused.value)
-    assert "categorical_features=None" not in str(refused.value)
     with pytest.raises(ValueError, match="monotonic_cst") as refused:
         LambdaMARTRanker(grow_policy="symmetric", max_depth=3, monotonic_cst=[1] + [0] * 7,
                          n_estimators=2).fit(X, y, qid=qid)

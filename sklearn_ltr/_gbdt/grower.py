@@ -217,10 +217,9 @@ class TreeGrower:
             if max_depth is None or max_depth < 1:
                 raise ValueError("Symmetric trees need max_depth >= 1 (their number of levels), "
                                  f"got {max_depth}.")
-            if (is_categorical is not None and np.any(is_categorical)) or interaction_cst \
-                    or (monotonic_cst is not None and np.any(np.asarray(monotonic_cst) != 0)):
-                raise ValueError("Symmetric trees take no categorical features, monotonic or "
-                                 "interaction constraints.")
+            if interaction_cst or (monotonic_cst is not None
+                                   and np.any(np.asarray(monotonic_cst) != 0)):
+                raise ValueError("Symmetric trees take no monotonic or interaction constraints.")
         if bin_thresholds is not None and len(bin_thresholds) != n_features:
             raise ValueError("bin_thresholds must have one array per feature.")
         if is_categorical is None:

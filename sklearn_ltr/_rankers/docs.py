@@ -28,8 +28,9 @@ _SHARED_PARAMETERS_DOC = """
         by one shared split, the one with the largest gain summed over the
         level, for ``max_depth`` levels; a node where that split would leave
         a child below ``min_samples_leaf`` or ``min_hessian_to_split`` stays
-        a leaf (CatBoost has no such minimum for these trees). Symmetric
-        trees take no categorical features and no monotonic or interaction
+        a leaf (CatBoost has no such minimum for these trees); a level's
+        split on a categorical feature sends one set of categories left at
+        every node. Symmetric trees take no monotonic or interaction
         constraints. ``'auto'`` grows symmetric trees, or leaf-wise ones
         when the data has categorical features, ``monotonic_cst`` constrains
         a feature, ``interaction_cst`` is not None, or ``max_leaf_nodes`` is

@@ -95,9 +95,6 @@ def _check_symmetric(estimator, monotonic_cst, interaction_cst):
             "to grow trees of max_leaf_nodes leaves."
         )
     fixes = {
-        "categorical features": (
-            np.any(estimator.is_categorical_),
-            "encode the categorical columns as numbers (or drop them)"),
         "monotonic_cst": (monotonic_cst is not None, "set monotonic_cst=None"),
         "interaction_cst": (interaction_cst is not None, "set interaction_cst=None"),
     }
