@@ -44,9 +44,11 @@ Models (``--models``, all by default):
   with the same columns as ``cat_features`` (its target statistics and
   one-hot splits at CatBoost's defaults), the same trees and learning
   rate, CatBoost's default depth 6 (symmetric trees of 64 leaves);
-- ``catboost-numeric-only``: CatBoost without the categorical columns,
-  beside ``numeric-only``: how far apart the two engines are where no
-  category is involved.
+- ``yetirank-numeric-only`` and ``catboost-numeric-only``: our
+  ``YetiRankRanker`` (symmetric trees, its default without categorical
+  features) and CatBoost without the categorical columns, beside
+  ``numeric-only``: how far apart the engines are where no category is
+  involved.
 
 All train ``--trees`` (300) trees without early stopping, with the same
 settings: learning rate 0.1, 31 leaves (``max_leaf_nodes``/``num_leaves``),
@@ -108,7 +110,7 @@ SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
 MODELS = ("categorical", "categorical-ts", "ordinal", "numeric-only", "yetirank-categorical",
           "yetirank-categorical-ts", "yetirank-symmetric-categorical",
           "yetirank-symmetric-categorical-ts", "lightgbm-categorical", "lightgbm-ordinal",
-          "catboost-categorical", "catboost-numeric-only")
+          "catboost-categorical", "yetirank-numeric-only", "catboost-numeric-only")
 LABELS = {
     "categorical": "ours categorical",
     "categorical-ts": "ours categ. + TS",
@@ -121,6 +123,7 @@ LABELS = {
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
     "catboost-categorical": "CatBoost categorical",
+    "yetirank-numeric-only": "ours Yeti numeric only",
     "catboost-numeric-only": "CatBoost numeric only",
 }
 # (a, b): rows "a - b" of the differences table, when both were run.
@@ -140,6 +143,7 @@ PAIRS = (
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("numeric-only", "catboost-numeric-only"),
+    ("yetirank-numeric-only", "catboost-numeric-only"),
     ("ordinal", "numeric-only"),
 )
 TRAIN_SHARE = 2 / 3

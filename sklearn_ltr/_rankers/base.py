@@ -40,7 +40,7 @@ from .input import RankerInputMixin
 from .mixin import RankerMixin
 from .model_file import save_ranker
 from .registry import model_classes
-from .target_statistics import OrderedTargetStatistics, constraints_with_statistics
+from .target_statistics import TargetStatisticsMixin
 from .tree_shape import LEAF_WISE_LEAVES, check_warm_start_constraints, tree_params
 
 __all__ = ["BaseGBRanker", "RankerMixin", "fitted_tree_ensemble"]
@@ -54,7 +54,7 @@ _BINNING_SUBSAMPLE = 200_000
 _SMALL_TRAINSET_ROWS = 10_000
 
 
-class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
+class BaseGBRanker(RankerMixin, RankerInputMixin, TargetStatisticsMixin, BaseEstimator):
     """Shared parameters and fit logic of the gradient-boosted rankers.
 
     Subclasses set ``_objective_name`` and implement ``_objective_params``.
@@ -436,8 +436,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             training,
             n_iterations=self.n_estimators,
             bin_mapper=bin_mapper,
-            tree_params=constraints_with_statistics(
-                params, getattr(self, "_target_statistics", None), self.n_features_in_),
+            tree_params=self._model_tree_params(params),
             learning_rate=self.learning_rate,
             max_features=self.max_features,
             subsample=self.subsample,
@@ -474,50 +473,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
             rows = np.sort(rng.choice(rows, _BINNING_SUBSAMPLE, replace=False))
         # The subsample is drawn here, from query-ordered training rows, so that
         # permuting whole queries in the input gives the same thresholds.
-        is_categorical = self.is_categorical_
-        if self._target_statistics is not None:  # the statistics are numbers
-            is_categorical = np.append(is_categorical,
-                                       np.zeros(self._target_statistics.columns.shape[0], bool))
         return BinMapper(max_bins=self.max_bins, subsample=None,
-                         is_categorical=is_categorical).fit(X, sample_rows=rows)
-
-    # -- target statistics -------------------------------------------------
-
-    def _with_target_statistics(self, X, y, train_rows, train_offsets, sample_weight):
-        """``X`` with the columns of ``target_statistics`` appended (see
-        ``target_statistics.py``): the training rows' ordered statistics,
-        and for held-out validation rows the statistics over all training
-        rows, as prediction reads them. A warm start computes them again on
-        its data, with the seed of the first fit."""
-        if not self._adds_to_fitted_model():
-            columns = np.flatnonzero(self.is_categorical_)
-            if self.target_statistics is not None and columns.shape[0] == 0:
-                raise ValueError(
-                    "target_statistics='ordered' adds a statistic for each categorical "
-                    "feature, but X has none: declare them with categorical_features (or "
-                    "pass pandas category columns), or set target_statistics=None."
-                )
-            self._target_statistics = (None if self.target_statistics is None
-                                       else OrderedTargetStatistics(columns))
-        statistics = self._target_statistics
-        if statistics is None:
-            return X
-        rng = np.random.default_rng([self._random_seed, 3])
-        ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng, sample_weight)
-        values = statistics.transform(X)
-        values[train_rows] = ordered
-        return statistics.append_to(X, values)
-
-    def _model_input(self, X):
-        """Validated ``X`` as the booster reads it: with the target
-        statistic columns, if the ranker has them."""
-        statistics = getattr(self, "_target_statistics", None)
-        return X if statistics is None else statistics.append_to(X, statistics.transform(X))
-
-    def _n_model_columns(self):
-        """Columns the booster reads: the input's and the target statistics'."""
-        statistics = getattr(self, "_target_statistics", None)
-        return self.n_features_in_ + (0 if statistics is None else statistics.columns.shape[0])
+                         is_categorical=self._model_categorical_mask()).fit(X, sample_rows=rows)
 
     def _objective_state(self, warm):
         """What the objective of a fit starts from besides the data (keyword
@@ -556,26 +513,13 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         """The fitted trees as the neutral :class:`TreeEnsemble` view."""
         check_is_fitted(self, "_booster")
         names = getattr(self, "feature_names_in_", None)
-        statistics = getattr(self, "_target_statistics", None)
+        statistics = self._fitted_statistics()
         if names is not None and statistics is not None:
             names = [*names, *(f"{names[c]}:target_statistic" for c in statistics.columns)]
         return self._booster.ensemble(
             feature_names=names,
             missing_in_training=self._bin_mapper.has_missing_values_,
         )
-
-    def _explanation_players(self, ensemble):
-        """The input column that each split feature of ``ensemble`` (this
-        ranker's :meth:`_tree_ensemble`) counts for in TreeSHAP: its column,
-        or a target statistic's categorical column; None if every split
-        feature is a column of its own."""
-        statistics = getattr(self, "_target_statistics", None)
-        if statistics is None:
-            return ensemble.feature_columns
-        players = np.array(ensemble.column_of(np.arange(ensemble.n_split_features)))
-        derived = players >= self.n_features_in_
-        players[derived] = statistics.columns[players[derived] - self.n_features_in_]
-        return players
 
     def save_model(self, path):
         """Write the fitted ranker to a file, without pickle.
@@ -627,11 +571,8 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, BaseEstimator):
         importances : ndarray of shape (``n_features_in_``,)
         """
         check_is_fitted(self, "_booster")
-        importances = self._booster.feature_importances(self.importance_type)
-        statistics = getattr(self, "_target_statistics", None)
-        if statistics is None:
-            return importances
-        return statistics.fold(importances, self.n_features_in_)
+        return self._model_feature_importances(
+            self._booster.feature_importances(self.importance_type))
 
 
 def fitted_tree_ensemble(model, *, caller):
@@ -651,8 +592,7 @@ def fitted_tree_ensemble(model, *, caller):
             f"{caller} takes a fitted {listed} (or one read by load_model); got "
             f"{type(model).__name__}.{hint}"
         )
-    if (getattr(model, "_target_statistics", None) is not None
-            and caller not in _READS_TARGET_STATISTICS):
+    if model._fitted_statistics() is not None and caller not in _READS_TARGET_STATISTICS:
         raise ValueError(
             f"{caller} cannot serve a ranker fitted with target_statistics='ordered': its "
             "trees split on the mean label of each category, which no serving format "

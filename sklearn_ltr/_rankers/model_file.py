@@ -266,7 +266,7 @@ def ranker_content(estimator, classes):
     arrays = {"node_" + f: ensemble.nodes[f] for f in node_fields}
     if categorical:
         arrays["bin_is_categorical"] = np.asarray(is_categorical, dtype=np.uint8)
-    statistics = getattr(estimator, "_target_statistics", None)
+    statistics = estimator._fitted_statistics()
     wide = mapper.has_wide_columns() or statistics is not None
     if wide:
         arrays["bin_feature_columns"] = mapper.feature_columns_

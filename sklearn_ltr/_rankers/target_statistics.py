@@ -39,7 +39,8 @@ categorical column for ``feature_importances_`` and TreeSHAP.
 import numpy as np
 from scipy import sparse
 
-__all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "constraints_with_statistics"]
+__all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "TargetStatisticsMixin",
+           "constraints_with_statistics"]
 
 # The weight ``a`` of the prior in the paper's equation 5 (CatBoost's default).
 PRIOR_WEIGHT = 1.0
@@ -170,6 +171,86 @@ class OrderedTargetStatistics:
         for j, column in enumerate(self.columns):
             folded[..., column] += per_column[..., n_features + j]
         return folded
+
+
+class TargetStatisticsMixin:
+    """How :class:`~sklearn_ltr._rankers.base.BaseGBRanker` adds the
+    statistic columns of ``target_statistics``: in ``fit``
+    (:meth:`_with_target_statistics`), wherever rows meet the booster
+    (:meth:`_model_input`), and in the masks, constraints and TreeSHAP
+    players that count the booster's columns. The fitted statistics are
+    ``_target_statistics`` (None without them)."""
+
+    def _with_target_statistics(self, X, y, train_rows, train_offsets, sample_weight):
+        """``X`` with the statistic columns appended: the training rows'
+        ordered statistics, and for held-out validation rows the statistics
+        over all training rows, as prediction reads them. A warm start
+        computes them again on its data, with the seed of the first fit."""
+        if not self._adds_to_fitted_model():
+            columns = np.flatnonzero(self.is_categorical_)
+            if self.target_statistics is not None and columns.shape[0] == 0:
+                raise ValueError(
+                    "target_statistics='ordered' adds a statistic for each categorical "
+                    "feature, but X has none: declare them with categorical_features (or "
+                    "pass pandas category columns), or set target_statistics=None."
+                )
+            self._target_statistics = (None if self.target_statistics is None
+                                       else OrderedTargetStatistics(columns))
+        statistics = self._target_statistics
+        if statistics is None:
+            return X
+        rng = np.random.default_rng([self._random_seed, 3])
+        ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng, sample_weight)
+        values = statistics.transform(X)
+        values[train_rows] = ordered
+        return statistics.append_to(X, values)
+
+    def _fitted_statistics(self):
+        return getattr(self, "_target_statistics", None)
+
+    def _model_input(self, X):
+        """Validated ``X`` as the booster reads it: with the statistic
+        columns, if the ranker has them."""
+        statistics = self._fitted_statistics()
+        return X if statistics is None else statistics.append_to(X, statistics.transform(X))
+
+    def _n_model_columns(self):
+        """Columns the booster reads: the input's and the statistics'."""
+        statistics = self._fitted_statistics()
+        return self.n_features_in_ + (0 if statistics is None else statistics.columns.shape[0])
+
+    def _model_categorical_mask(self):
+        """``is_categorical_`` over the booster's columns (the statistics
+        are numbers)."""
+        statistics = self._fitted_statistics()
+        if statistics is None:
+            return self.is_categorical_
+        return np.append(self.is_categorical_, np.zeros(statistics.columns.shape[0], bool))
+
+    def _model_tree_params(self, tree_params):
+        """``tree_params`` with constraints over the booster's columns."""
+        return constraints_with_statistics(tree_params, self._fitted_statistics(),
+                                           self.n_features_in_)
+
+    def _model_feature_importances(self, importances):
+        """Importances of the booster's columns, each statistic's added to
+        its categorical column."""
+        statistics = self._fitted_statistics()
+        return importances if statistics is None else statistics.fold(importances,
+                                                                      self.n_features_in_)
+
+    def _explanation_players(self, ensemble):
+        """The input column that each split feature of ``ensemble`` (this
+        ranker's tree ensemble) counts for in TreeSHAP: its column, or a
+        statistic's categorical column; None if every split feature is a
+        column of its own."""
+        statistics = self._fitted_statistics()
+        if statistics is None:
+            return ensemble.feature_columns
+        players = np.array(ensemble.column_of(np.arange(ensemble.n_split_features)))
+        derived = players >= self.n_features_in_
+        players[derived] = statistics.columns[players[derived] - self.n_features_in_]
+        return players
 
 
 def constraints_with_statistics(tree_params, statistics, n_features):
