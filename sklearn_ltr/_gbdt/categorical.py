@@ -59,7 +59,7 @@ MIN_ROWS_PER_GROUP = 100
 
 
 @njit(cache=True)
-def _candidates_in_order(h, n_categories, missing_bin):
+def candidates_in_order(h, n_categories, missing_bin):
     """The bins of the node's categories with enough rows (the missing bin
     among them if it has enough), sorted by smoothed mean gradient, ties by
     bin."""
@@ -137,7 +137,7 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
     best_gl = 0.0
     best_hl = 0.0
     best_cl = 0.0
-    order = _candidates_in_order(h, n_categories, missing_bin)
+    order = candidates_in_order(h, n_categories, missing_bin)
     n = order.shape[0]
     max_left = min(MAX_CATEGORIES_LEFT, (n + 1) // 2)
     l2 = l2 + CATEGORY_L2
@@ -181,7 +181,7 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
 
 @njit(cache=True)
 def _fill_left_categories(h, n_categories, missing_bin, n_left, out):
-    order = _candidates_in_order(h, n_categories, missing_bin)
+    order = candidates_in_order(h, n_categories, missing_bin)
     n = order.shape[0]
     for w in range(out.shape[0]):
         out[w] = 0

@@ -48,7 +48,7 @@ from .categorical import (
     CATEGORY_L2,
     MAX_CATEGORIES_LEFT,
     MIN_ROWS_PER_GROUP,
-    _candidates_in_order,
+    candidates_in_order,
     left_categories,
 )
 from .common import bins_of
@@ -100,7 +100,7 @@ def _best_categorical_level_split(histograms, slots, totals, feature, n_categori
     of the level's sorted order (the last ``-n_left`` if negative), as
     :func:`~.categorical.best_categorical_split` returns it for one node."""
     level = level_histogram(histograms, slots, feature)
-    order = _candidates_in_order(level, n_categories, missing_bin)
+    order = candidates_in_order(level, n_categories, missing_bin)
     n = order.shape[0]
     n_nodes = slots.shape[0]
     max_left = min(MAX_CATEGORIES_LEFT, (n + 1) // 2)
