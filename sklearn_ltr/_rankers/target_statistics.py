@@ -42,7 +42,7 @@ from scipy import sparse
 __all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "TargetStatisticsMixin",
            "constraints_with_statistics"]
 
-# The weight ``a`` of the prior in the paper's equation 5 (CatBoost's default).
+# The weight ``a`` of the prior in the paper's ordered TS, as in CatBoost.
 PRIOR_WEIGHT = 1.0
 
 
