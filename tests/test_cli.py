@@ -144,6 +144,12 @@ def _read_tsv(path):
         ("n_estimators=1_0", ("n_estimators", "1_0")),  # not Python's 10
         ("name=__import__('os')", ("name", "__import__('os')")),  # never evaluated
         ("a=b=c", ("a", "b=c")),
+        ("categorical_features=6,7", ("categorical_features", [6, 7])),
+        ("categorical_features=[6]", ("categorical_features", [6])),
+        ("label_gain=[0, 1, 3.5]", ("label_gain", [0.0, 1.0, 3.5])),
+        ("scoring=ndcg@10", ("scoring", "ndcg@10")),
+        ("name=a,b", ("name", "a,b")),
+        ("name=[]", ("name", "[]")),
     ],
 )
 def test_parse_param_converts_values(text, expected):
@@ -709,6 +715,30 @@ def test_fit_reads_positions_for_click_debiasing(workdir, capsys):
                                      "--position-file", zero_based] + _param_args(params),
                                     capsys)[::2])
     assert f"{zero_based} holds 0: positions are 1-based" in err and "add 1" in err
+
+
+def test_fit_declares_categorical_columns_and_target_statistics(workdir, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(40), 15)
+    category = rng.integers(0, 50, qid.shape[0])
+    X = np.column_stack([rng.normal(size=qid.shape[0]), category + 1.0])
+    y = np.clip(np.round(rng.normal(size=50)[category] + 1.5), 0, 4)
+    train = workdir / "categories.txt"
+    dump_svmlight_file(X, y, str(train), query_id=qid, zero_based=False)
+    params = dict(n_estimators=4, early_stopping=False, random_state=0)
+    out_model = workdir / "statistics.model"
+    code, _, err = run_here(["fit", train, "-o", out_model, "--param", "categorical_features=1",
+                             "--param", "target_statistics=ordered"]
+                            + _param_args(params), capsys)
+    assert code == 0, err
+    X_read, y_read, qid_read = load_svmlight_ranking(train, n_features=2)
+    api = LambdaMARTRanker(categorical_features=[1], target_statistics="ordered",
+                           **params).fit(X_read, y_read, qid=qid_read)
+    loaded = load_model(out_model)
+    assert loaded.get_params()["categorical_features"] == [1]
+    np.testing.assert_array_equal(loaded.predict(X_read), api.predict(X_read))
 
 
 @pytest.mark.parametrize("word, ours", [("train", "fit"), ("task=train", "fit"),

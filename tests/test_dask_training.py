@@ -758,3 +758,17 @@ def test_sampled_pairs_match_single_process(client, data, target_metric):
     with pytest.raises(ValueError, match="pairs_per_document=2 is the number of partners"):
         DaskLambdaMARTRanker(**dict(params, pair_method="all")).fit(
             ddf.drop(columns="label"), ddf["label"])
+
+
+def test_a_model_with_target_statistics_is_not_warm_started_on_dask_collections(client, data):
+    X, y, qid = data
+    X = X.copy()
+    X[:, 0] = np.nan_to_num(np.abs(np.round(X[:, 0] * 3)))
+    ranker = DaskLambdaMARTRanker(n_estimators=2, categorical_features=[0],
+                                  target_statistics="ordered", warm_start=True,
+                                  early_stopping=False, random_state=0).fit(X, y, qid=qid)
+    ddf = _frame(X, y, qid)
+    ranker.set_params(n_estimators=3, target_statistics=None)
+    with pytest.raises(ValueError, match="cannot add trees to a model fitted with target"):
+        ranker.fit(ddf.drop(columns="label"), ddf["label"])
+    assert ranker.n_iter_ == 2

@@ -391,3 +391,25 @@ def test_the_pooling_warning_mentions_the_statistics(data):
     with pytest.warns(CategoryPoolingWarning, match="target statistics .* still tell them apart"):
         LambdaMARTRanker(n_estimators=2, categorical_features=[2], target_statistics="ordered",
                          random_state=0).fit(X, y, qid=qid)
+
+
+def test_a_warm_start_keeps_the_fitted_statistics_and_refuses_a_change(data):
+    X, y, qid = data
+    first, second = qid < 120, qid >= 120
+    ranker = _fit(LambdaMARTRanker, X[first], y[first], qid[first],
+                  target_statistics="ordered", warm_start=True, n_estimators=5)
+    tables = [v.copy() for v in ranker._target_statistics.values_]
+    before = ranker.predict(X)
+    ranker.set_params(n_estimators=6).fit(X[second], y[second], qid=qid[second])
+    # New data: the fitted trees still read the first fit's statistics.
+    for old, new in zip(tables, ranker._target_statistics.values_):
+        np.testing.assert_array_equal(old, new)
+    *_, five, six = ranker.staged_predict(X)
+    np.testing.assert_array_equal(five, before)
+    assert not np.array_equal(six, before)
+    with pytest.raises(ValueError, match="grown with target statistics.*warm_start=False"):
+        ranker.set_params(n_estimators=7, target_statistics=None).fit(X, y, qid=qid)
+    plain = _fit(LambdaMARTRanker, X, y, qid, warm_start=True, n_estimators=2)
+    with pytest.raises(ValueError, match="grown without target statistics"):
+        plain.set_params(n_estimators=3, target_statistics="ordered").fit(X, y, qid=qid)
+    assert plain.n_iter_ == 2 and plain._fitted_statistics() is None

@@ -69,9 +69,11 @@ _SHARED_PARAMETERS_DOC = """
         statistics compute it (Prokhorenkova et al. 2018). In training a row
         sees only the labels of its category in the queries before its own
         in a random order of the queries drawn from ``random_state``, shrunk
-        towards the mean label of all rows with weight 1; prediction reads
-        each category's statistic over all training rows, the mean label
-        for a category not seen in training, and NaN stays missing. It helps
+        towards the mean label of all rows with weight 1 (weighted by
+        ``sample_weight``); prediction reads each category's statistic over
+        all training rows. A value that is not a category seen in training
+        (an unseen category, NaN, a negative code) gets the mean label. A
+        warm start keeps the fitted statistics. It helps
         where most categories have too few rows to split on (thousands of
         merchants seen a few times each); the native splits stay. Such a
         model cannot be exported (no serving format holds the statistics);

@@ -184,9 +184,22 @@ class TargetStatisticsMixin:
     def _with_target_statistics(self, X, y, train_rows, train_offsets, sample_weight):
         """``X`` with the statistic columns appended: the training rows'
         ordered statistics, and for held-out validation rows the statistics
-        over all training rows, as prediction reads them. A warm start
-        computes them again on its data, with the seed of the first fit."""
-        if not self._adds_to_fitted_model():
+        over all training rows, as prediction reads them.
+
+        A warm start keeps the fitted per-category statistics, so that the
+        fitted trees predict as before; its training rows get ordered
+        statistics of its own data, drawn with the seed of the first fit
+        (on the same data, the first fit's). It refuses a change of
+        ``target_statistics``."""
+        warm = self._adds_to_fitted_model()
+        if warm and (self._fitted_statistics() is None) != (self.target_statistics is None):
+            fitted = "without" if self._fitted_statistics() is None else "with"
+            raise ValueError(
+                f"target_statistics={self.target_statistics!r}, but the fitted trees were "
+                f"grown {fitted} target statistics, and a warm start adds trees to them: set "
+                "target_statistics back, or fit from scratch (warm_start=False)."
+            )
+        if not warm:
             columns = np.flatnonzero(self.is_categorical_)
             if self.target_statistics is not None and columns.shape[0] == 0:
                 raise ValueError(
@@ -200,7 +213,10 @@ class TargetStatisticsMixin:
         if statistics is None:
             return X
         rng = np.random.default_rng([self._random_seed, 3])
+        fitted = (statistics.prior_, statistics.categories_, statistics.values_) if warm else None
         ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng, sample_weight)
+        if warm:
+            statistics.prior_, statistics.categories_, statistics.values_ = fitted
         values = statistics.transform(X)
         values[train_rows] = ordered
         return statistics.append_to(X, values)

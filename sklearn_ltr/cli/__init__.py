@@ -56,8 +56,10 @@ trees. Without a validation set the library's rule applies: above 10,000 rows,
 validation_fraction of the training queries is held out.
 
 Every parameter of the chosen ranker can be set with --param KEY=VALUE (repeatable):
-true/false, none, integers and floats are converted, anything else stays a string;
-nothing is evaluated. Unlike in Python, random_state defaults to 0 so that a command
+true/false, none, integers, floats and lists of numbers (6,7 or [6]) are converted,
+anything else stays a string; nothing is evaluated. Categorical columns of svmlight
+files hold integer codes: --param categorical_features=6,7 (or =6 for one) declares
+them. Unlike in Python, random_state defaults to 0 so that a command
 gives the same model every time. --ranker calibrated needs labels in [0, 1]: add
 --param binarize=true for graded labels.
 

@@ -42,9 +42,12 @@ def parse_param(text):
 
     The value becomes, in this order: a bool (``true``/``false``, any case),
     None (``none``/``null``), an int (optional sign and digits), a float
-    (anything ``float()`` reads, e.g. ``0.05``, ``1e-3``, ``inf``), else the
-    string itself. Nothing is evaluated. Underscores keep a value a string:
-    Python's ``int("1_0")`` would read it as 10.
+    (anything ``float()`` reads, e.g. ``0.05``, ``1e-3``, ``inf``), a list
+    of ints or of floats (numbers separated by commas, in optional square
+    brackets: ``6,7``, ``[6]``, ``[0,1,3]``; for ``categorical_features``,
+    ``monotonic_cst``, ``label_gain``), else the string itself. Nothing is
+    evaluated. Underscores keep a value a string: Python's ``int("1_0")``
+    would read it as 10.
 
     Parameters
     ----------
@@ -54,7 +57,7 @@ def parse_param(text):
     Returns
     -------
     key : str
-    value : bool, None, int, float or str
+    value : bool, None, int, float, list of int, list of float or str
 
     Raises
     ------
@@ -73,12 +76,27 @@ def parse_param(text):
         return key, None
     if "_" in value:
         return key, value
-    if _INTEGER.match(value):
-        return key, int(value)
+    number = _number(value)
+    if number is not None:
+        return key, number
+    if "," in value or (value.startswith("[") and value.endswith("]")):
+        parts = [part.strip() for part in value.strip("[]").split(",")]
+        numbers = [_number(part) for part in parts]
+        if parts != [""] and all(n is not None for n in numbers):
+            if all(isinstance(n, int) for n in numbers):
+                return key, numbers
+            return key, [float(n) for n in numbers]
+    return key, value
+
+
+def _number(text):
+    """``text`` as an int or a float, or None if it is neither."""
+    if _INTEGER.match(text):
+        return int(text)
     try:
-        return key, float(value)
+        return float(text)
     except ValueError:
-        return key, value
+        return None
 
 
 def _make_estimator(ranker, param_args):
@@ -109,6 +127,9 @@ def _make_estimator(ranker, param_args):
         if key in given:
             raise _UserError(f"--param {key} is given twice.")
         given.add(key)
+        if key == "categorical_features" and isinstance(value, int) and not isinstance(
+                value, bool):
+            value = [value]  # one column, as LightGBM's categorical_feature=6 reads
         params[key] = value
     estimator.set_params(**params)
     try:

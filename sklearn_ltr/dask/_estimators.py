@@ -179,7 +179,14 @@ class _DaskRankerMixin:
         if X_val is not None:
             X_val, y_val, qid_val = (_compute_if_dask(v) for v in (X_val, y_val, qid_val))
         warm, nothing_to_add = self._begin_fit()
-        self._target_statistics = None
+        if warm and self._fitted_statistics() is not None:
+            raise ValueError(
+                f"{type(self).__name__}.fit on dask collections cannot add trees to a model "
+                "fitted with target statistics (in memory): warm-start it on in-memory arrays, "
+                "or fit from scratch on the dask collections."
+            )
+        if not warm:
+            self._target_statistics = None
         if not nothing_to_add:
             self._check_columns(X, reset=not warm)
             tree_constraints(self)  # refuse bad constraints before the workers start
