@@ -13,6 +13,7 @@ import io
 
 import numpy as np
 import pytest
+from _category_worlds import category_effect_world
 from _engine_helpers import predict_binned
 from conftest import RANKER_IDS, RANKERS, fit_labels
 
@@ -117,20 +118,11 @@ def test_level_set_equals_the_rule(seed, min_leaf, l2):
         assert missing_left == mleft
 
 
-def categories_world(seed=0, n_queries=150, docs=30, n_categories=60):
+def categories_world(seed=0, n_queries=150):
     """Relevance from a category effect and one numeric feature; a column
-    of noise."""
-    rng = np.random.default_rng(seed)
-    qid = np.repeat(np.arange(n_queries), docs)
-    n = qid.shape[0]
-    effect = rng.normal(size=n_categories)
-    category = rng.integers(0, n_categories, n)
-    x = rng.normal(size=(n, 2))
-    y = np.clip(np.round(1.5 * effect[category] + 0.5 * x[:, 0] + 0.3 * rng.normal(size=n)
-                         + 1.5), 0, 4)
-    X = np.column_stack([x, category.astype(float)])
-    X[rng.random(n) < 0.03, 2] = np.nan
-    return X, y, qid
+    of noise; 3% of the categories missing."""
+    return category_effect_world(seed, n_queries, 30, 60, effect=1.5, slope=0.5, noise=0.3,
+                                 missing=0.03)
 
 
 @pytest.mark.parametrize("cls", RANKERS, ids=RANKER_IDS)

@@ -18,6 +18,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from _category_worlds import category_effect_world
 from conftest import RANKER_IDS, RANKERS, fit_labels
 from scipy import sparse
 from sklearn.utils._param_validation import InvalidParameterError
@@ -147,19 +148,11 @@ def test_a_row_never_sees_the_labels_of_its_own_query():
 # -- the rankers ----------------------------------------------------------------
 
 
-def rare_categories(seed=0, n_queries=240, docs=20, n_categories=3000):
+def rare_categories(seed=0, n_queries=240):
     """Rows whose relevance is mostly a category effect, with about two
     training rows per category: too few for a categorical split, enough
     for a statistic. Column 2 is the category; two numeric columns."""
-    rng = np.random.default_rng(seed)
-    qid = np.repeat(np.arange(n_queries), docs)
-    n = qid.shape[0]
-    effect = rng.normal(size=n_categories)
-    category = rng.integers(0, n_categories, n)
-    x = rng.normal(size=(n, 2))
-    y = np.clip(np.round(1.2 * effect[category] + 0.6 * x[:, 0] + 0.4 * rng.normal(size=n)
-                         + 1.5), 0, 4)
-    return np.column_stack([x, category.astype(float)]), y, qid
+    return category_effect_world(seed, n_queries, 20, 3000, effect=1.2, slope=0.6, noise=0.4)
 
 
 def _fit(cls, X, y, qid, **params):
