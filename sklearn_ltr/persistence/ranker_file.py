@@ -448,6 +448,8 @@ def build_ranker(document, a):
 def _target_statistics(a, fitted, is_categorical, mapper):
     """The checked per-category tables of a format 5 file."""
     columns = a["target_statistic_columns"]
+    if is_categorical is None:
+        raise ModelFileError("target statistics need categorical columns, and this file has none")
     n_features = is_categorical.shape[0]
     if (np.any(np.diff(columns) <= 0) or columns[0] < 0 or columns[-1] >= n_features
             or not np.all(is_categorical[columns])):
