@@ -862,6 +862,7 @@ def test_skops_trusted_types_name_the_rankers_their_internals_and_exclude_qid():
         "sklearn_ltr.YetiRankRanker",
         "sklearn_ltr._gbdt.binning.BinMapper",
         "sklearn_ltr._gbdt.booster.Booster",
+        "sklearn_ltr._rankers.target_statistics.OrderedTargetStatistics",
         "sklearn_ltr.compose._TransformedColumns",
     ]
     from sklearn_ltr import persistence

@@ -406,3 +406,15 @@ def test_a_warm_start_keeps_the_fitted_statistics_and_refuses_a_change(data):
     with pytest.raises(ValueError, match="grown without target statistics"):
         plain.set_params(n_estimators=3, target_statistics="ordered").fit(X, y, qid=qid)
     assert plain.n_iter_ == 2 and plain._fitted_statistics() is None
+
+
+def test_a_skops_file_loads_with_the_trusted_types(data):
+    skops_io = pytest.importorskip("skops.io")
+    from sklearn_ltr.persistence import SKOPS_TRUSTED_TYPES
+
+    X, y, qid = data
+    ranker = _fit(LambdaMARTRanker, X, y, qid, target_statistics="ordered")
+    blob = skops_io.dumps(ranker)
+    assert set(skops_io.get_untrusted_types(data=blob)) <= set(SKOPS_TRUSTED_TYPES)
+    loaded = skops_io.loads(blob, trusted=SKOPS_TRUSTED_TYPES)
+    np.testing.assert_array_equal(loaded.predict(X), ranker.predict(X))

@@ -249,6 +249,7 @@ from .._rankers.model_file import (
     write_model_file,
 )
 from .._rankers.registry import model_classes
+from .._rankers.target_statistics import OrderedTargetStatistics
 from .._version import __version__
 from ..compose import _TransformedColumns
 from .pipeline_file import STEPS_MEMBER, dump_steps, load_steps, skops_version, split_pipeline
@@ -262,7 +263,7 @@ FORMAT_VERSION = 5
 _PIPELINE_VERSION = 2
 # Classes a fitted ranker holds besides the ranker itself, and the column
 # selector that a pipeline with exclude_qid holds, for skops users.
-_INTERNAL_CLASSES = (Booster, BinMapper, _TransformedColumns)
+_INTERNAL_CLASSES = (Booster, BinMapper, OrderedTargetStatistics, _TransformedColumns)
 
 
 def __getattr__(name):
