@@ -180,9 +180,6 @@ class NodeRows:
         self._wide = (None if feature_columns is None
                       else WideColumns(X_binned, np.asarray(feature_columns),
                                        self.missing_values_bin_idx))
-        self._wide_value_bins = (
-            self._value_bins if self._value_bins is not None
-            else np.full(X_binned.shape[1], self.missing_values_bin_idx, dtype=np.int64))
         # Buffers reused by every tree.
         self._indices = np.empty(n_samples, dtype=np.int32)
         self._scratch = np.empty(n_samples, dtype=np.int32)
@@ -364,7 +361,7 @@ class NodeRows:
         none) of ``rows`` (None: every row, gradients not gathered)."""
         if self._wide is not None:
             self._wide.build(self._wide_active, rows, gradients, hessians, self._const_hessian,
-                             hist, self._wide_value_bins)
+                             hist, self._value_bins)
 
     def leaf_assignment(self, leaf_ids):
         """Rows of each leaf of the finished tree.

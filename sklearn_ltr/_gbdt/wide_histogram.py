@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
-from .histogram import COUNT, SUM_G, SUM_H, _add_ghc
+from .histogram import COUNT, SUM_G, SUM_H, _add_ghc, _value_bins
 
 # A stand-in of the same dtype for the unused rows of a root histogram, so
 # that both cases share one compiled specialisation.
@@ -166,7 +166,8 @@ class WideColumns:
     def build(self, active, rows, gradients, hessians, hessian, hist, value_bins):
         """Fill ``hist`` for the blocks of the wide columns that are
         ``active`` (:meth:`active`); ``rows`` None for all rows (then the
-        gradients are not gathered), ``hessian`` None to read ``hessians``."""
+        gradients are not gathered), ``hessian`` None to read ``hessians``,
+        ``value_bins`` None if every bin but the missing one holds values."""
         use_rows = rows is not None
         n_rows = rows.shape[0] if use_rows else gradients.shape[0]
         rows = rows if use_rows else _NO_ROWS
@@ -174,4 +175,4 @@ class WideColumns:
         kernel = pick(_wide_columns_histograms, _wide_columns_histograms_serial,
                       n_rows * self._first.shape[0], _MIN_PARALLEL_CELLS)
         kernel(self._codes, rows, use_rows, gradients, hessians, hessian, self._first,
-               self._n_blocks, active, hist, value_bins)
+               self._n_blocks, active, hist, _value_bins(value_bins, hist))
