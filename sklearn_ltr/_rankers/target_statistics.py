@@ -32,8 +32,8 @@ together. The permutation by query is what this module adds.
 
 Each categorical input column gets one statistic column, appended after
 the input columns: the booster sees ``n_features_in_ + n_statistics``
-columns, and the rankers fold the statistic columns back into their
-categorical column for ``feature_importances_`` and TreeSHAP.
+columns, and the rankers count each statistic column as part of its
+categorical column in ``feature_importances_`` and TreeSHAP.
 """
 
 import numpy as np
@@ -164,13 +164,11 @@ class OrderedTargetStatistics:
             return sparse.hstack([X, sparse.csr_matrix(statistics)], format=X.format)
         return np.hstack([np.asarray(X), statistics.astype(X.dtype, copy=False)])
 
-    def fold(self, per_column, n_features):
-        """Per-column values of the booster's ``n_features + n_statistics``
-        columns added back into the ``n_features`` input columns (last axis)."""
-        folded = per_column[..., :n_features].copy()
-        for j, column in enumerate(self.columns):
-            folded[..., column] += per_column[..., n_features + j]
-        return folded
+    def input_columns(self, n_features):
+        """The input column of each of the booster's ``n_features +
+        n_statistics`` columns: its own, or a statistic's categorical
+        column."""
+        return np.concatenate([np.arange(n_features), self.columns])
 
 
 class TargetStatisticsMixin:
@@ -252,8 +250,10 @@ class TargetStatisticsMixin:
         """Importances of the booster's columns, each statistic's added to
         its categorical column."""
         statistics = self._fitted_statistics()
-        return importances if statistics is None else statistics.fold(importances,
-                                                                      self.n_features_in_)
+        if statistics is None:
+            return importances
+        return np.bincount(statistics.input_columns(self.n_features_in_), weights=importances,
+                           minlength=self.n_features_in_)
 
     def _explanation_players(self, ensemble):
         """The input column that each split feature of ``ensemble`` (this
@@ -263,10 +263,8 @@ class TargetStatisticsMixin:
         statistics = self._fitted_statistics()
         if statistics is None:
             return ensemble.feature_columns
-        players = np.array(ensemble.column_of(np.arange(ensemble.n_split_features)))
-        derived = players >= self.n_features_in_
-        players[derived] = statistics.columns[players[derived] - self.n_features_in_]
-        return players
+        return statistics.input_columns(self.n_features_in_)[
+            ensemble.column_of(np.arange(ensemble.n_split_features))]
 
 
 def constraints_with_statistics(tree_params, statistics, n_features):
