@@ -25,6 +25,10 @@ Models (``--models``, all by default):
   columns])``;
 - ``categorical-ts``: the same with ``target_statistics="ordered"`` (a
   statistic column per categorical column beside the native splits);
+- ``categorical-combinations``: the same with
+  ``target_statistics="combinations"`` (statistics of each categorical
+  column, of pairs of them, and of each with the quartiles of the numeric
+  columns a short fit finds most important);
 - ``ordinal``: the same ranker on the same codes, nothing declared (the codes
   are ordinary numbers);
 - ``numeric-only``: the same ranker without the categorical columns, the
@@ -33,10 +37,13 @@ Models (``--models``, all by default):
   ``categorical_features``, to tell CatBoost's objective from its
   handling of categories (with categorical features it grows leaf-wise
   trees); ``yetirank-categorical-ts``: the same with
-  ``target_statistics="ordered"``;
+  ``target_statistics="ordered"``; ``yetirank-categorical-combinations``:
+  with ``target_statistics="combinations"``;
 - ``yetirank-symmetric-categorical`` and ``-ts``: the same two with
   ``grow_policy="symmetric"`` (depth 6, one split per level, categorical
-  level splits), CatBoost's tree shape;
+  level splits), CatBoost's tree shape, and
+  ``yetirank-symmetric-categorical-combinations`` with
+  ``target_statistics="combinations"``;
 - ``lightgbm-categorical``: ``LGBMRanker(objective="lambdarank")`` with the
   same columns as ``categorical_feature`` in ``fit``;
 - ``lightgbm-ordinal``: LightGBM on the same codes, nothing declared;
@@ -107,19 +114,24 @@ from sklearn_ltr.datasets import make_ranking
 from sklearn_ltr.metrics import ndcg_score_per_query
 
 SETTINGS = dict(learning_rate=0.1, leaves=31, min_leaf=20, bins=255, threads=2)
-MODELS = ("categorical", "categorical-ts", "ordinal", "numeric-only", "yetirank-categorical",
-          "yetirank-categorical-ts", "yetirank-symmetric-categorical",
-          "yetirank-symmetric-categorical-ts", "lightgbm-categorical", "lightgbm-ordinal",
+MODELS = ("categorical", "categorical-ts", "categorical-combinations", "ordinal", "numeric-only",
+          "yetirank-categorical", "yetirank-categorical-ts", "yetirank-categorical-combinations",
+          "yetirank-symmetric-categorical",
+          "yetirank-symmetric-categorical-ts", "yetirank-symmetric-categorical-combinations",
+          "lightgbm-categorical", "lightgbm-ordinal",
           "catboost-categorical", "yetirank-numeric-only", "catboost-numeric-only")
 LABELS = {
     "categorical": "ours categorical",
     "categorical-ts": "ours categ. + TS",
+    "categorical-combinations": "ours categ. + combos",
     "ordinal": "ours ordinal",
     "numeric-only": "ours numeric only",
     "yetirank-categorical": "ours YetiRank categ.",
     "yetirank-categorical-ts": "ours Yeti categ.+TS",
+    "yetirank-categorical-combinations": "ours Yeti categ.+combos",
     "yetirank-symmetric-categorical": "ours Yeti sym. categ.",
     "yetirank-symmetric-categorical-ts": "ours Yeti sym.+TS",
+    "yetirank-symmetric-categorical-combinations": "ours Yeti sym.+combos",
     "lightgbm-categorical": "LightGBM categorical",
     "lightgbm-ordinal": "LightGBM ordinal",
     "catboost-categorical": "CatBoost categorical",
@@ -135,11 +147,17 @@ PAIRS = (
     ("categorical-ts", "categorical"),
     ("categorical-ts", "lightgbm-categorical"),
     ("categorical-ts", "catboost-categorical"),
+    ("categorical-combinations", "categorical-ts"),
+    ("categorical-combinations", "lightgbm-categorical"),
+    ("categorical-combinations", "catboost-categorical"),
+    ("yetirank-categorical-combinations", "lightgbm-categorical"),
+    ("yetirank-categorical-combinations", "catboost-categorical"),
     ("yetirank-categorical", "catboost-categorical"),
     ("yetirank-categorical-ts", "catboost-categorical"),
     ("yetirank-symmetric-categorical", "yetirank-categorical"),
     ("yetirank-symmetric-categorical", "catboost-categorical"),
     ("yetirank-symmetric-categorical-ts", "catboost-categorical"),
+    ("yetirank-symmetric-categorical-combinations", "catboost-categorical"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("numeric-only", "catboost-numeric-only"),
@@ -281,6 +299,8 @@ def fit_and_score(model, train, test, columns, seed, n_trees):
         extra = {"categorical_features": columns} if "categorical" in model else {}
         if model.endswith("-ts"):
             extra["target_statistics"] = "ordered"
+        if model.endswith("-combinations"):
+            extra["target_statistics"] = "combinations"
         if "symmetric" in model:
             extra["grow_policy"] = "symmetric"
         ranker = (YetiRankRanker if model.startswith("yetirank") else LambdaMARTRanker)(

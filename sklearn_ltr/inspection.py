@@ -38,11 +38,13 @@ def _contributions(model, ensemble, X):
     """TreeSHAP of rows already validated by the model's ``_validate_X``,
     on the model's ``n_jobs`` numba threads. Categorical features are read
     as prediction reads them: as codes, NaN for categories the model does
-    not know; a target statistic counts for its categorical feature."""
+    not know; a target statistic counts for its categorical feature, and a
+    combination's is shared equally by its two features."""
     with numba_threads(model.n_jobs):
-        return tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline,
-                         ensemble.encode(model._model_input(X)),
-                         feature_columns=model._explanation_players(ensemble))
+        contributions = tree_shap(ensemble.nodes, ensemble.tree_starts, ensemble.baseline,
+                                  ensemble.encode(model._model_input(X)),
+                                  feature_columns=model._explanation_players(ensemble))
+    return model._fold_explanation(contributions)
 
 
 def feature_contributions(model, X, *, qid=None):

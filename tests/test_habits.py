@@ -65,7 +65,8 @@ def test_catboost_names_are_catboost_parameters(name):
     catboost = pytest.importorskip("catboost")
     X, y, qid = make_ranking(4, docs_per_query=5, n_features=3, random_state=0)
     value = {"depth": 2, "iterations": 2, "l2_leaf_reg": 1.0, "border_count": 16,
-             "thread_count": 1, "simple_ctr": ["Borders"]}[name]
+             "thread_count": 1, "simple_ctr": ["Borders"], "combinations_ctr": ["Borders"],
+             "max_ctr_complexity": 2}[name]
     params = {"iterations": 2, "verbose": 0, "allow_writing_files": False, name: value}
     # CatBoost's constructor refuses names it does not know.
     assert name in inspect.signature(catboost.CatBoostRanker).parameters

@@ -400,10 +400,12 @@ def test_a_warm_start_keeps_the_fitted_statistics_and_refuses_a_change(data):
     *_, five, six = ranker.staged_predict(X)
     np.testing.assert_array_equal(five, before)
     assert not np.array_equal(six, before)
-    with pytest.raises(ValueError, match="grown with target statistics.*warm_start=False"):
-        ranker.set_params(n_estimators=7, target_statistics=None).fit(X, y, qid=qid)
+    for other in (None, "combinations"):
+        with pytest.raises(ValueError, match="grown with target_statistics='ordered'.*"
+                                             "warm_start=False"):
+            ranker.set_params(n_estimators=7, target_statistics=other).fit(X, y, qid=qid)
     plain = _fit(LambdaMARTRanker, X, y, qid, warm_start=True, n_estimators=2)
-    with pytest.raises(ValueError, match="grown without target statistics"):
+    with pytest.raises(ValueError, match="grown with target_statistics=None"):
         plain.set_params(n_estimators=3, target_statistics="ordered").fit(X, y, qid=qid)
     assert plain.n_iter_ == 2 and plain._fitted_statistics() is None
 

@@ -75,7 +75,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, TargetStatisticsMixin, BaseEst
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "categorical_features": [StrOptions({"from_dtype"}), "array-like", None],
-        "target_statistics": [StrOptions({"ordered"}), None],
+        "target_statistics": [StrOptions({"ordered", "combinations"}), None],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
         "monotonic_cst": ["array-like", dict, None],
@@ -515,7 +515,7 @@ class BaseGBRanker(RankerMixin, RankerInputMixin, TargetStatisticsMixin, BaseEst
         names = getattr(self, "feature_names_in_", None)
         statistics = self._fitted_statistics()
         if names is not None and statistics is not None:
-            names = [*names, *(f"{names[c]}:target_statistic" for c in statistics.columns)]
+            names = statistics.names(list(names))
         return self._booster.ensemble(
             feature_names=names,
             missing_in_training=self._bin_mapper.has_missing_values_,
@@ -594,9 +594,9 @@ def fitted_tree_ensemble(model, *, caller):
         )
     if model._fitted_statistics() is not None and caller not in _READS_TARGET_STATISTICS:
         raise ValueError(
-            f"{caller} cannot serve a ranker fitted with target_statistics='ordered': its "
-            "trees split on the mean label of each category, which no serving format "
-            "holds. Fit with target_statistics=None to export the model."
+            f"{caller} cannot serve a ranker fitted with target_statistics="
+            f"{model.target_statistics!r}: its trees split on the mean label of each "
+            "category, which no serving format holds. Fit with target_statistics=None to export the model."
         )
     return model._tree_ensemble()
 
@@ -613,7 +613,8 @@ def warn_pooled_categories(mapper, estimator):
     frame outside this package and scikit-learn: the user's ``fit`` call,
     however many wrappers lie between."""
     stacklevel = _stacklevel_outside(("sklearn_ltr", "sklearn"))
-    advice = ("Their target statistics (target_statistics='ordered') still tell them apart."
+    advice = (f"Their target statistics (target_statistics={estimator.target_statistics!r}) "
+              "still tell them apart."
               if getattr(estimator, "target_statistics", None) is not None
               else "Group rare categories yourself if you want another rule.")
     for f, (n_categories, n_pooled, pooled_rows, rows) in mapper.pooled_categories_.items():

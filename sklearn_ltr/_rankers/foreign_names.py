@@ -76,6 +76,11 @@ _TARGET_STATISTICS = (
     "target_statistics='ordered' adds CatBoost's ordered target statistics, the mean label "
     "of each category, with no choice of CTR types"
 )
+_COMBINATIONS = (
+    "target_statistics='combinations' adds ordered statistics of pairs of categorical "
+    "features and of each with numeric quartiles, chosen by a first fit (a fixed number, "
+    "not CatBoost's greedy search per tree)"
+)
 _NO_BYNODE = "there is no per-node or per-level feature sampling here; max_features draws per tree"
 _METRIC = (
     "early stopping watches one metric, computed by sklearn_ltr.metrics: 'ndcg@10', "
@@ -131,6 +136,8 @@ FOREIGN_NAMES = {
         "categorical_features=[...]",
     ),
     "simple_ctr": Habit(_CB, None, _TARGET_STATISTICS),
+    "combinations_ctr": Habit(_CB, None, _COMBINATIONS),
+    "max_ctr_complexity": Habit(_CB, None, _COMBINATIONS),
     "cat_smooth": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "cat_l2": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),
     "max_cat_threshold": Habit(_LGB, None, _FIXED_CATEGORICAL_RULES),

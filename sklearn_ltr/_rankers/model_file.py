@@ -9,8 +9,11 @@ with categorical features (or pandas category columns) is written as format
 3, which adds the categorical node fields, the bin mapper's categorical mask
 and the pandas categories; one with a wide categorical column (split on
 through several features) as format 4, which adds the column of each such
-feature; one fitted with ``target_statistics`` as format 5, which adds the
-per-category statistics; any other ranker as format 1.
+feature; one fitted with ``target_statistics="ordered"`` as format 5, which
+adds the per-category statistics; one fitted with
+``target_statistics="combinations"`` as format 6, which adds the columns
+combined and the quantile edges of the numeric ones; any other ranker as
+format 1.
 """
 
 import io
@@ -28,6 +31,7 @@ from .registry import model_classes
 
 __all__ = [
     "CATEGORICAL_VERSION",
+    "COMBINATIONS_VERSION",
     "TARGET_STATISTICS_VERSION",
     "WIDE_CATEGORICAL_VERSION",
     "FORMAT_NAME",
@@ -51,6 +55,8 @@ CATEGORICAL_VERSION = 3
 WIDE_CATEGORICAL_VERSION = 4
 # The first version with target statistics of categorical columns.
 TARGET_STATISTICS_VERSION = 5
+# The first version with target statistics of combinations of columns.
+COMBINATIONS_VERSION = 6
 
 
 
@@ -94,6 +100,11 @@ _TARGET_STATISTICS_ARRAYS = {
     "target_statistic_categories": "<f8",
     "target_statistic_values": "<f8",
 }
+_COMBINATIONS_ARRAYS = {
+    "target_statistic_partners": "<i8",
+    "target_statistic_n_edges": "<i8",
+    "target_statistic_edges": "<f8",
+}
 # Arrays of more than one dimension: the shape after the first axis.
 INNER_SHAPES = {"node_left_categories": (BITSET_WORDS,)}
 # The estimator attributes an objective learns (lists of numbers in the
@@ -110,7 +121,8 @@ def array_dtypes(version):
     """The arrays (name -> dtype) of a file of ``format_version`` ``version``."""
     if version >= TARGET_STATISTICS_VERSION:
         return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS, **_WIDE_CATEGORICAL_ARRAYS,
-                **_TARGET_STATISTICS_ARRAYS}
+                **_TARGET_STATISTICS_ARRAYS,
+                **(_COMBINATIONS_ARRAYS if version >= COMBINATIONS_VERSION else {})}
     if version >= WIDE_CATEGORICAL_VERSION:
         return {**_ARRAY_DTYPES, **_CATEGORICAL_ARRAYS, **_WIDE_CATEGORICAL_ARRAYS}
     if version >= CATEGORICAL_VERSION:
@@ -279,6 +291,13 @@ def ranker_content(estimator, classes):
             target_statistic_categories=np.concatenate(statistics.categories_),
             target_statistic_values=np.concatenate(statistics.values_),
         )
+        if statistics.partners is not None:
+            arrays.update(
+                target_statistic_partners=statistics.partners,
+                target_statistic_n_edges=np.array([e.shape[0] for e in statistics.edges_],
+                                                  dtype=np.int64),
+                target_statistic_edges=np.concatenate(statistics.edges_),
+            )
     arrays.update(
         tree_starts=ensemble.tree_starts,
         bin_thresholds=(
@@ -289,7 +308,8 @@ def ranker_content(estimator, classes):
         train_score=np.asarray(estimator.train_score_, dtype=np.float64),
         validation_score=np.asarray(estimator.validation_score_, dtype=np.float64),
     )
-    version = (TARGET_STATISTICS_VERSION if statistics is not None
+    version = (COMBINATIONS_VERSION if statistics is not None and statistics.partners is not None
+               else TARGET_STATISTICS_VERSION if statistics is not None
                else WIDE_CATEGORICAL_VERSION if wide
                else CATEGORICAL_VERSION if categorical else _RANKER_VERSION)
     dtypes = array_dtypes(version)

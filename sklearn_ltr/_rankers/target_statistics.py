@@ -1,5 +1,5 @@
 """Ordered target statistics of categorical features, the rankers'
-``target_statistics="ordered"``.
+``target_statistics="ordered"`` and ``target_statistics="combinations"``.
 
 CatBoost's answer to categories too rare to split on (Prokhorenkova et al.,
 "CatBoost: unbiased boosting with categorical features", NeurIPS 2018, the
@@ -24,26 +24,51 @@ in prediction alike: an unseen category, and the values that categorical
 splits treat as missing (NaN, negative or fractional values; a pandas
 category not among the training column's categories arrives as NaN).
 
+The same statistic can be taken of a *combination* (the paper's feature
+combinations, CatBoost's ``combinations_ctr``): a category together with
+another column's value, where the other column is categorical (the pair of
+categories) or numeric (the quartile of the training rows its value falls
+in). A combination is known if both parts are (a category seen in training
+of each categorical part, a non-NaN numeric value) and was seen in
+training; any other row gets ``p``. Such statistics let the trees read how
+a category's effect changes with another feature, which native splits
+cannot learn for categories with few rows. Which combinations, see
+:meth:`TargetStatisticsMixin._combinations`.
+
 scikit-learn's :class:`~sklearn.preprocessing.TargetEncoder` computes the
 same kind of statistic, but out of fold by *row*, so rows of one query
 fall on both sides of a fold and the folds' statistics are drawn from
 different category means than prediction's; it also cannot keep queries
 together. The permutation by query is what this module adds.
 
-Each categorical input column gets one statistic column, appended after
-the input columns: the booster sees ``n_features_in_ + n_statistics``
-columns, and the rankers count each statistic column as part of its
-categorical column in ``feature_importances_`` and TreeSHAP.
+The statistic columns are appended after the input columns: the booster
+sees ``n_features_in_ + n_statistics`` columns. ``feature_importances_`` and
+TreeSHAP count a statistic of one column as part of that column, and share
+a combination's equally between its two columns, as CatBoost does for its
+combinations' SHAP values.
 """
+
+import warnings
 
 import numpy as np
 from scipy import sparse
+from sklearn.base import clone
+
+from ..exceptions import CategoryPoolingWarning
 
 __all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "TargetStatisticsMixin",
            "constraints_with_statistics"]
 
 # The weight ``a`` of the prior in the paper's ordered TS, as in CatBoost.
 PRIOR_WEIGHT = 1.0
+# target_statistics="combinations": the trees of the short fit that ranks
+# the columns, how many categorical columns are combined (pairwise, and each
+# with the numeric columns), how many numeric columns each is combined with,
+# and the quantiles that bucket a numeric column.
+RANKING_TREES = 30
+COMBINED_CATEGORICAL = 4
+COMBINED_NUMERIC = 4
+NUMERIC_QUANTILES = (0.25, 0.5, 0.75)
 
 
 class OrderedTargetStatistics:
@@ -52,24 +77,61 @@ class OrderedTargetStatistics:
     Parameters
     ----------
     columns : ndarray of shape (n_statistics,), dtype int64
-        The categorical input columns, increasing.
+        The categorical input column of each statistic: first one statistic
+        of each categorical column alone, increasing, then the
+        combinations.
+    partners : ndarray of shape (n_statistics,), dtype int64, default=None
+        For each statistic, -1 if it is of its column alone, else the
+        column combined with it: categorical if it has a statistic of its
+        own, numeric (bucketed by ``edges_``) otherwise. None for
+        ``target_statistics="ordered"`` (no combination).
 
     Attributes
     ----------
     prior_ : float
         Mean label of the training rows.
     categories_ : list of ndarray
-        For each column, its increasing categories seen in training.
+        For each statistic, its increasing keys seen in training: the
+        categories of a column alone, and ``i * n + b`` for a combination,
+        where ``i`` is the position of the category among its column's
+        ``categories_``, ``b`` that of the partner's category (or the
+        number of ``edges_`` at or below its value), and ``n`` how many
+        values ``b`` takes.
     values_ : list of ndarray
-        For each column, the statistic of each category over all training
-        rows.
+        For each statistic, its value for each key over all training rows.
+    edges_ : list of ndarray
+        For each statistic with a numeric partner, the partner's quantiles
+        ``NUMERIC_QUANTILES`` over the training rows (distinct, increasing);
+        empty for the others. Set by :meth:`fit_edges`.
     """
 
-    def __init__(self, columns):
+    def __init__(self, columns, partners=None):
         self.columns = np.asarray(columns, dtype=np.int64)
+        self.partners = None if partners is None else np.asarray(partners, dtype=np.int64)
+        self.edges_ = [np.zeros(0) for _ in self.columns]
+
+    @property
+    def kind(self):
+        """The ``target_statistics`` that made these statistics."""
+        return "ordered" if self.partners is None else "combinations"
+
+    def _partner(self, k):
+        return -1 if self.partners is None else int(self.partners[k])
+
+    def fit_edges(self, X, rows):
+        """The quantile edges of each numeric partner over the training
+        ``rows`` of ``X``."""
+        singles = set(self.columns[[self._partner(k) < 0 for k in range(self.columns.shape[0])]])
+        for k in range(self.columns.shape[0]):
+            partner = self._partner(k)
+            if partner >= 0 and partner not in singles:
+                values = _dense_column(X, partner)[rows]
+                values = values[~np.isnan(values)]
+                self.edges_[k] = (np.unique(np.quantile(values, NUMERIC_QUANTILES))
+                                  if values.shape[0] else np.zeros(0))
 
     def fit_ordered(self, X, y, rows, offsets, rng, sample_weight=None):
-        """Fit the per-category tables on the training rows and return the
+        """Fit the per-key tables on the training rows and return the
         ordered statistics of those rows.
 
         Parameters
@@ -100,17 +162,52 @@ class OrderedTargetStatistics:
         query_rank = np.repeat(rng.permutation(sizes.shape[0]), sizes)
         self.categories_, self.values_ = [], []
         out = np.full((n_rows, self.columns.shape[0]), self.prior_)
-        for j, column in enumerate(self.columns):
-            values = _dense_column(X, column)[rows]
-            known = _is_category(values)
-            categories, category = np.unique(values[known], return_inverse=True)
+        for k in range(self.columns.shape[0]):
+            # A combination's key reads the categories_ of its columns'
+            # statistics, which come first and are fitted by now.
+            keys = self._keys(X, k, rows)
+            known = ~np.isnan(keys)
+            categories, category = np.unique(keys[known], return_inverse=True)
             n_categories = categories.shape[0]
             sums = np.bincount(category, weights=(w * y)[known], minlength=n_categories)
             weights = np.bincount(category, weights=w[known], minlength=n_categories)
             self.categories_.append(categories)
             self.values_.append(self._smoothed(sums, weights))
-            out[known, j] = self._ordered(category, query_rank[known], y[known], w[known])
+            out[known, k] = self._ordered(category, query_rank[known], y[known], w[known])
         return out
+
+    def _keys(self, X, k, rows=None):
+        """Statistic ``k``'s key of each row (of ``rows``, or all), NaN where
+        it has none (a value that is not a category, or a combination with
+        an unknown part)."""
+        def column(c):
+            values = _dense_column(X, c)
+            return values if rows is None else values[rows]
+
+        values = column(self.columns[k])
+        partner = self._partner(k)
+        if partner < 0:
+            return np.where(_is_category(values), values, np.nan)
+        first = _position(self.categories_[self._single(self.columns[k])], values)
+        if self._single(partner) is not None:
+            partner_categories = self.categories_[self._single(partner)]
+            second = _position(partner_categories, column(partner))
+            n_second = partner_categories.shape[0]
+        else:
+            partner_values = column(partner)
+            second = np.searchsorted(self.edges_[k], partner_values, side="right")
+            second[np.isnan(partner_values)] = -1
+            n_second = self.edges_[k].shape[0] + 1
+        known = (first >= 0) & (second >= 0)
+        # Exact in float64: both factors count values seen in training.
+        return np.where(known, first * float(n_second) + second, np.nan)
+
+    def _single(self, column):
+        """The statistic of ``column`` alone, or None if it has none."""
+        for k in range(self.columns.shape[0]):
+            if self.columns[k] == column and self._partner(k) < 0:
+                return k
+        return None
 
     def _smoothed(self, sums, weights):
         return (sums + PRIOR_WEIGHT * self.prior_) / (weights + PRIOR_WEIGHT)
@@ -139,23 +236,19 @@ class OrderedTargetStatistics:
         return statistics
 
     def transform(self, X):
-        """The statistic of each row's category over all training rows; the
-        prior for a value that is not a category seen in training (NaN,
-        negative or fractional values included).
+        """The statistic of each row's key over all training rows; the prior
+        for a row without a key seen in training (NaN, negative or
+        fractional values included).
 
         Returns
         -------
         statistics : ndarray of shape (n_rows, n_statistics), dtype float64
         """
         out = np.full((X.shape[0], self.columns.shape[0]), self.prior_)
-        for j, column in enumerate(self.columns):
-            values = _dense_column(X, column)
-            categories = self.categories_[j]
-            if categories.shape[0]:
-                position = np.minimum(np.searchsorted(categories, values),
-                                      categories.shape[0] - 1)
-                known = categories[position] == values
-                out[known, j] = self.values_[j][position[known]]
+        for k in range(self.columns.shape[0]):
+            position = _position(self.categories_[k], self._keys(X, k))
+            known = position >= 0
+            out[known, k] = self.values_[k][position[known]]
         return out
 
     def append_to(self, X, statistics):
@@ -164,11 +257,40 @@ class OrderedTargetStatistics:
             return sparse.hstack([X, sparse.csr_matrix(statistics)], format=X.format)
         return np.hstack([np.asarray(X), statistics.astype(X.dtype, copy=False)])
 
-    def input_columns(self, n_features):
-        """The input column of each of the booster's ``n_features +
-        n_statistics`` columns: its own, or a statistic's categorical
-        column."""
-        return np.concatenate([np.arange(n_features), self.columns])
+    def explanation_players(self, n_features):
+        """The TreeSHAP player of each of the booster's ``n_features +
+        n_statistics`` columns: an input column is its own, a statistic of
+        one column is that column's, and a combination is a player of its
+        own, ``n_features + k``, which :meth:`fold` shares out."""
+        partners = (np.full(self.columns.shape[0], -1) if self.partners is None
+                    else self.partners)
+        own = n_features + np.arange(self.columns.shape[0])
+        return np.concatenate([np.arange(n_features),
+                               np.where(partners < 0, self.columns, own)])
+
+    def fold(self, values, n_features):
+        """Per-input-column values from per-booster-column ``values`` (the
+        last axis of length ``n_features + n_statistics``, or ``n_features``
+        where no combination has a column): a statistic's value added to
+        its column's, a combination's shared equally by its two columns."""
+        out = values[..., :n_features].copy()
+        for k in range(min(self.columns.shape[0], values.shape[-1] - n_features)):
+            partner = self._partner(k)
+            share = values[..., n_features + k] / (1.0 if partner < 0 else 2.0)
+            out[..., self.columns[k]] += share
+            if partner >= 0:
+                out[..., partner] += share
+        return out
+
+    def names(self, feature_names):
+        """The booster's column names: the input's, then each statistic's."""
+        def name(k):
+            partner = self._partner(k)
+            parts = feature_names[self.columns[k]] + (
+                "" if partner < 0 else f"&{feature_names[partner]}")
+            return f"{parts}:target_statistic"
+
+        return [*feature_names, *(name(k) for k in range(self.columns.shape[0]))]
 
 
 class TargetStatisticsMixin:
@@ -184,29 +306,22 @@ class TargetStatisticsMixin:
         ordered statistics, and for held-out validation rows the statistics
         over all training rows, as prediction reads them.
 
-        A warm start keeps the fitted per-category statistics, so that the
-        fitted trees predict as before; its training rows get ordered
-        statistics of its own data, drawn with the seed of the first fit
-        (on the same data, the first fit's). It refuses a change of
-        ``target_statistics``."""
+        A warm start keeps the fitted statistics (their tables, and which
+        combinations with which quantile edges), so that the fitted trees
+        predict as before; its training rows get ordered statistics of its
+        own data, drawn with the seed of the first fit (on the same data,
+        the first fit's). It refuses a change of ``target_statistics``."""
         warm = self._adds_to_fitted_model()
-        if warm and (self._fitted_statistics() is None) != (self.target_statistics is None):
-            fitted = "without" if self._fitted_statistics() is None else "with"
+        fitted_kind = None if self._fitted_statistics() is None else self._fitted_statistics().kind
+        if warm and fitted_kind != self.target_statistics:
             raise ValueError(
                 f"target_statistics={self.target_statistics!r}, but the fitted trees were "
-                f"grown {fitted} target statistics, and a warm start adds trees to them: set "
-                "target_statistics back, or fit from scratch (warm_start=False)."
+                f"grown with target_statistics={fitted_kind!r}, and a warm start adds trees to "
+                "them: set target_statistics back, or fit from scratch (warm_start=False)."
             )
         if not warm:
-            columns = np.flatnonzero(self.is_categorical_)
-            if self.target_statistics is not None and columns.shape[0] == 0:
-                raise ValueError(
-                    "target_statistics='ordered' adds a statistic for each categorical "
-                    "feature, but X has none: declare them with categorical_features (or "
-                    "pass pandas category columns), or set target_statistics=None."
-                )
-            self._target_statistics = (None if self.target_statistics is None
-                                       else OrderedTargetStatistics(columns))
+            self._target_statistics = self._new_statistics(X, y, train_rows, train_offsets,
+                                                           sample_weight)
         statistics = self._target_statistics
         if statistics is None:
             return X
@@ -218,6 +333,75 @@ class TargetStatisticsMixin:
         values = statistics.transform(X)
         values[train_rows] = ordered
         return statistics.append_to(X, values)
+
+    def _new_statistics(self, X, y, train_rows, train_offsets, sample_weight):
+        """The unfitted statistics that ``target_statistics`` asks for."""
+        if self.target_statistics is None:
+            return None
+        columns = np.flatnonzero(self.is_categorical_)
+        if columns.shape[0] == 0:
+            raise ValueError(
+                f"target_statistics={self.target_statistics!r} adds statistics of the "
+                "categorical features, but X has none: declare them with categorical_features "
+                "(or pass pandas category columns), or set target_statistics=None."
+            )
+        if self.target_statistics == "ordered":
+            return OrderedTargetStatistics(columns)
+        if self.interaction_cst is not None:
+            raise ValueError(
+                "target_statistics='combinations' adds statistics of two columns at once, "
+                "which interaction_cst may forbid to interact: use target_statistics='ordered' "
+                "with interaction constraints, or interaction_cst=None."
+            )
+        first, partners = self._combinations(X, y, train_rows, train_offsets, sample_weight)
+        statistics = OrderedTargetStatistics(np.concatenate([columns, first]),
+                                             np.concatenate([np.full(columns.shape[0], -1),
+                                                             partners]))
+        statistics.fit_edges(X, train_rows)
+        return statistics
+
+    def _combinations(self, X, y, train_rows, train_offsets, sample_weight):
+        """The combinations of ``target_statistics="combinations"``, as the
+        first column and the partner of each.
+
+        A fit of ``RANKING_TREES`` trees (this ranker's parameters, without
+        statistics, early stopping or constraints) on the training rows
+        ranks the columns by ``feature_importances_``. The
+        ``COMBINED_CATEGORICAL`` most important categorical columns are
+        combined pairwise, and each with the ``COMBINED_NUMERIC`` most
+        important numeric columns (those the trees split on at all); ties
+        go to the lower column.
+        """
+        sizes = np.diff(train_offsets)
+        qid = np.repeat(np.arange(sizes.shape[0]), sizes)
+        params = dict(n_estimators=RANKING_TREES, target_statistics=None, early_stopping=False,
+                      warm_start=False, verbose=0, categorical_features=self.is_categorical_,
+                      monotonic_cst=None, interaction_cst=None)
+        if "position_debiasing" in self.get_params():
+            params["position_debiasing"] = None
+        ranking = clone(self).set_params(**params)
+        with warnings.catch_warnings():
+            # The fit itself says which categories it pools.
+            warnings.simplefilter("ignore", CategoryPoolingWarning)
+            ranking.fit(X[train_rows], np.asarray(y)[train_rows], qid=qid,
+                        sample_weight=None if sample_weight is None else sample_weight[train_rows])
+        importance = ranking.feature_importances_
+
+        def most_important(candidates, n):
+            order = np.argsort(-importance[candidates], kind="stable")
+            return candidates[order[:n]]
+
+        categorical = np.sort(most_important(np.flatnonzero(self.is_categorical_),
+                                             COMBINED_CATEGORICAL))
+        numeric = np.flatnonzero(~self.is_categorical_ & (importance > 0))
+        numeric = np.sort(most_important(numeric, COMBINED_NUMERIC))
+        pairs = [(a, b) for i, a in enumerate(categorical) for b in categorical[i + 1:]]
+        pairs += [(a, b) for a in categorical for b in numeric]
+        if self.verbose:
+            print(f"target statistics: {len(pairs)} combinations of categorical columns "
+                  f"{categorical.tolist()} and numeric columns {numeric.tolist()}")
+        pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
 
     def _fitted_statistics(self):
         return getattr(self, "_target_statistics", None)
@@ -247,30 +431,40 @@ class TargetStatisticsMixin:
                                            self.n_features_in_)
 
     def _model_feature_importances(self, importances):
-        """Importances of the booster's columns, each statistic's added to
-        its categorical column."""
+        """Importances of the booster's columns folded onto the input
+        columns (:meth:`OrderedTargetStatistics.fold`)."""
         statistics = self._fitted_statistics()
         if statistics is None:
             return importances
-        return np.bincount(statistics.input_columns(self.n_features_in_), weights=importances,
-                           minlength=self.n_features_in_)
+        return statistics.fold(importances, self.n_features_in_)
 
     def _explanation_players(self, ensemble):
-        """The input column that each split feature of ``ensemble`` (this
-        ranker's tree ensemble) counts for in TreeSHAP: its column, or a
-        statistic's categorical column; None if every split feature is a
-        column of its own."""
+        """The TreeSHAP player of each split feature of ``ensemble`` (this
+        ranker's tree ensemble): its column, a statistic's categorical
+        column, or a combination's own player; None if every split feature
+        is a column of its own."""
         statistics = self._fitted_statistics()
         if statistics is None:
             return ensemble.feature_columns
-        return statistics.input_columns(self.n_features_in_)[
+        return statistics.explanation_players(self.n_features_in_)[
             ensemble.column_of(np.arange(ensemble.n_split_features))]
+
+    def _fold_explanation(self, contributions):
+        """TreeSHAP contributions per player (the expected value last) as
+        contributions per input column: a combination's shared equally by
+        its two columns."""
+        statistics = self._fitted_statistics()
+        if statistics is None or contributions.shape[1] == self.n_features_in_ + 1:
+            return contributions
+        folded = statistics.fold(contributions[:, :-1], self.n_features_in_)
+        return np.column_stack([folded, contributions[:, -1]])
 
 
 def constraints_with_statistics(tree_params, statistics, n_features):
     """``tree_params`` with ``monotonic_cst`` and ``interaction_cst`` (given
     per input column) extended to the statistic columns: none is monotonic,
-    and each is in the interaction groups of its categorical column."""
+    and each is in the interaction groups of its categorical column
+    (combinations and interaction constraints do not go together)."""
     if statistics is None:
         return tree_params
     params = dict(tree_params)
@@ -292,6 +486,15 @@ def _is_category(values):
     here."""
     with np.errstate(invalid="ignore"):
         return (values >= 0) & (values == np.floor(values))
+
+
+def _position(categories, values):
+    """The position of each value among the increasing ``categories``, -1
+    where it is not one of them."""
+    if categories.shape[0] == 0:
+        return np.full(values.shape[0], -1, dtype=np.int64)
+    position = np.minimum(np.searchsorted(categories, values), categories.shape[0] - 1)
+    return np.where(categories[position] == values, position, -1)
 
 
 def _dense_column(X, column):

@@ -201,8 +201,35 @@ A ranker fitted with ``target_statistics="ordered"`` is written as format 5
 
 To predict, compute column ``n_features_in_ + j`` from column
 ``target_statistic_columns[j]`` (after pandas categories are replaced by
-their positions): NaN where that value is NaN, the value's statistic where
-it is one of the column's categories, and the prior elsewhere.
+their positions): the value's statistic where it is one of the column's
+categories, and the prior elsewhere (NaN included).
+
+Combinations (``format_version`` 6)
+-----------------------------------
+A ranker fitted with ``target_statistics="combinations"`` is written as
+format 6: format 5, where the ``S`` statistics are first one per
+categorical column alone (increasing columns, as in format 5), then one
+per combination, with these additions.
+
+- ``target_statistic_partners.npy`` (int64, ``S``): -1 for a statistic of
+  its column alone; for a combination, the column combined with
+  ``target_statistic_columns[j]``. The partner is categorical if it has a
+  statistic of its own, numeric otherwise.
+- ``target_statistic_n_edges.npy`` (int64, ``S``) and
+  ``target_statistic_edges.npy`` (float64, their sum): for a combination
+  with a numeric partner, the partner's increasing quantile edges; none for
+  the other statistics.
+- A combination's ``target_statistic_categories`` are keys
+  ``i * n + b``: ``i`` is the position of the row's category among the
+  categories of its column's own statistic; ``b`` is the position of the
+  partner's category among the partner's (``n`` of them), or for a numeric
+  partner the number of edges at or below its value (``n`` is the number
+  of edges plus one).
+
+To predict a combination's column: the key's statistic where the row's
+category is one of its column's, the partner's value is one of its
+categories (or, numeric, not NaN) and the key is one of the statistic's
+keys; the prior elsewhere.
 
 Versions: a reader accepts every ``format_version`` up to its own
 (``FORMAT_VERSION``) and refuses newer files with a ValueError. A writer
@@ -259,7 +286,7 @@ __all__ = ["FORMAT_VERSION", "SKOPS_TRUSTED_TYPES", "load_model", "save_model"]
 
 # The newest version this module reads; it writes the lowest one that holds
 # what it saves (see "Versions" above).
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 _PIPELINE_VERSION = 2
 # Classes a fitted ranker holds besides the ranker itself, and the column
 # selector that a pipeline with exclude_qid holds, for skops users.

@@ -18,6 +18,7 @@ from .._rankers.early_stopping_metric import scoring_metric
 from .._rankers.model_file import (
     CATEGORICAL_NODE_FIELDS,
     CATEGORICAL_VERSION,
+    COMBINATIONS_VERSION,
     TARGET_STATISTICS_VERSION,
     INNER_SHAPES,
     NODE_FIELDS,
@@ -409,11 +410,13 @@ def build_ranker(document, a):
     estimator.is_categorical_ = (mapper.is_categorical if mapper.is_categorical is None
                                  else mapper.is_categorical[:n_features])
     estimator._target_statistics = (
-        _target_statistics(a, fitted, estimator.is_categorical_, mapper)
+        _target_statistics(a, fitted, estimator.is_categorical_, mapper, version)
         if n_statistics else None)
-    if (estimator.target_statistics is None) != (estimator._target_statistics is None):
-        raise ModelFileError("params.target_statistics and the target_statistic arrays "
-                             "must come together")
+    fitted_kind = (None if estimator._target_statistics is None
+                   else estimator._target_statistics.kind)
+    if estimator.target_statistics != fitted_kind:
+        raise ModelFileError(f"params.target_statistics is {estimator.target_statistics!r}, "
+                             f"but the target_statistic arrays are those of {fitted_kind!r}")
     # The constraints the saved trees were grown with, as far as the saved
     # parameters tell: a warm start refuses others.
     try:
@@ -445,15 +448,26 @@ def build_ranker(document, a):
     return estimator
 
 
-def _target_statistics(a, fitted, is_categorical, mapper):
-    """The checked per-category tables of a format 5 file."""
+def _target_statistics(a, fitted, is_categorical, mapper, version):
+    """The checked statistics of a format 5 or 6 file."""
     columns = a["target_statistic_columns"]
     if is_categorical is None:
         raise ModelFileError("target statistics need categorical columns, and this file has none")
     n_features = is_categorical.shape[0]
-    if (np.any(np.diff(columns) <= 0) or columns[0] < 0 or columns[-1] >= n_features
-            or not np.all(is_categorical[columns])):
-        raise ModelFileError("target_statistic_columns must be increasing categorical columns")
+    partners = (a["target_statistic_partners"] if version >= COMBINATIONS_VERSION
+                else np.full(columns.shape[0], -1))
+    single = partners < 0
+    n_single = int(np.sum(single))
+    if (partners.shape != columns.shape or np.any(single[n_single:]) or n_single == 0
+            or np.any(np.diff(columns[:n_single]) <= 0) or columns.min() < 0
+            or columns.max() >= n_features or not np.all(is_categorical[columns])):
+        raise ModelFileError("target_statistic_columns must be increasing categorical columns, "
+                             "then the first column of each combination")
+    combined = columns[n_single:]
+    if (np.any(partners[n_single:] >= n_features) or np.any(partners[n_single:] == combined)
+            or not np.all(np.isin(combined, columns[:n_single]))):
+        raise ModelFileError("target_statistic_partners must be other input columns, combined "
+                             "with a categorical column that has a statistic of its own")
     if np.any(mapper.is_categorical_[mapper.feature_columns_ >= n_features]):
         raise ModelFileError("a target statistic column is binned as categorical")
     sizes = a["target_statistic_n_categories"]
@@ -462,7 +476,8 @@ def _target_statistics(a, fitted, is_categorical, mapper):
             or sizes.sum() != categories.shape[0] or values.shape != categories.shape):
         raise ModelFileError("target_statistic_n_categories does not match the categories "
                              "and values")
-    statistics = OrderedTargetStatistics(columns)
+    statistics = OrderedTargetStatistics(
+        columns, partners if version >= COMBINATIONS_VERSION else None)
     cuts = np.cumsum(sizes)[:-1]
     statistics.categories_ = np.split(categories, cuts)
     statistics.values_ = np.split(values, cuts)
@@ -470,6 +485,17 @@ def _target_statistics(a, fitted, is_categorical, mapper):
             np.isfinite(categories)) or not np.all(np.isfinite(values)):
         raise ModelFileError("the target statistics' categories must be increasing and their "
                              "values finite")
+    if version >= COMBINATIONS_VERSION:
+        n_edges, edges = a["target_statistic_n_edges"], a["target_statistic_edges"]
+        numeric_partner = (partners >= 0) & ~np.isin(partners, columns[:n_single])
+        if (n_edges.shape != columns.shape or np.any(n_edges < 0)
+                or np.any(n_edges[~numeric_partner] > 0) or n_edges.sum() != edges.shape[0]):
+            raise ModelFileError("target_statistic_n_edges must count the edges of the numeric "
+                                 "partners (none for the other statistics)")
+        statistics.edges_ = np.split(edges, np.cumsum(n_edges)[:-1])
+        if not np.all(np.isfinite(edges)) or any(np.any(~(np.diff(e) > 0))
+                                                 for e in statistics.edges_):
+            raise ModelFileError("target_statistic_edges must be finite and increasing")
     statistics.prior_ = _float_from_json(
         get_field(fitted, "target_statistic_prior", "any", "fitted"), "target_statistic_prior")
     if not np.isfinite(statistics.prior_):
