@@ -23,7 +23,7 @@ from conftest import RANKER_IDS, RANKERS, fit_labels
 from test_inspection import brute_force_shap
 from test_target_statistics import _FixedOrder, _loop_statistics
 
-from sklearn_ltr import LambdaMARTRanker, load_model
+from sklearn_ltr import LambdaMARTRanker, YetiRankRanker, load_model
 from sklearn_ltr._rankers import target_statistics
 from sklearn_ltr._rankers.target_statistics import OrderedTargetStatistics
 from sklearn_ltr.exceptions import CategoryPoolingWarning
@@ -382,3 +382,17 @@ def test_a_warm_start_keeps_the_combinations_and_their_edges(data):
     warm.set_params(n_estimators=6).fit(X, y, qid=qid)
     cold = _fit(LambdaMARTRanker, X, y, qid, n_estimators=6)
     np.testing.assert_array_equal(warm.predict(X), cold.predict(X))
+
+
+def test_auto_grows_symmetric_trees_with_combinations(data):
+    X, y, qid = data
+    auto = _fit(YetiRankRanker, X, y, qid, max_leaf_nodes=31, n_estimators=3)
+    symmetric = _fit(YetiRankRanker, X, y, qid, max_leaf_nodes=31, n_estimators=3,
+                     grow_policy="symmetric")
+    assert auto.grow_policy_ == "symmetric"
+    np.testing.assert_array_equal(auto.predict(X), symmetric.predict(X))
+    # The statistics of single columns alone leave categorical data to
+    # leaf-wise trees, as without statistics.
+    ordered = _fit(YetiRankRanker, X, y, qid, max_leaf_nodes=31, n_estimators=3,
+                   target_statistics="ordered")
+    assert ordered.grow_policy_ == "lossguide"

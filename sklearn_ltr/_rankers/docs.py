@@ -32,7 +32,8 @@ _SHARED_PARAMETERS_DOC = """
         split on a categorical feature sends one set of categories left at
         every node. Symmetric trees take no monotonic or interaction
         constraints. ``'auto'`` grows symmetric trees, or leaf-wise ones
-        when the data has categorical features, ``monotonic_cst`` constrains
+        when the data has categorical features (unless
+        ``target_statistics='combinations'``), ``monotonic_cst`` constrains
         a feature, ``interaction_cst`` is not None, or ``max_leaf_nodes`` is
         not 31 (the value decides, not whether it was set);
         ``grow_policy_`` says which.

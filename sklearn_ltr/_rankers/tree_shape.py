@@ -72,12 +72,20 @@ def tree_params(estimator):
 
 def _grow_policy_used(estimator, monotonic_cst, interaction_cst):
     """``grow_policy`` with ``'auto'`` resolved: symmetric trees unless
-    the data has categorical features, the trees have constraints (which
+    the data has categorical features without
+    ``target_statistics="combinations"``, the trees have constraints (which
     one split per level cannot honour) or ``max_leaf_nodes`` asks for
-    another leaf count; leaf-wise trees then."""
+    another leaf count; leaf-wise trees then.
+
+    Categorical features alone: a category's effect that depends on other
+    features needs splits of its own in each branch, which a level's shared
+    split does not give. The combinations' statistics carry those effects,
+    and with them symmetric trees rank better again."""
     if estimator.grow_policy != "auto":
         return estimator.grow_policy
-    if (np.any(estimator.is_categorical_) or monotonic_cst is not None
+    categories_alone = (np.any(estimator.is_categorical_)
+                        and estimator.target_statistics != "combinations")
+    if (categories_alone or monotonic_cst is not None
             or interaction_cst is not None or estimator.max_leaf_nodes != LEAF_WISE_LEAVES):
         return "lossguide"
     return "symmetric"

@@ -34,10 +34,13 @@ class YetiRankRanker(BaseGBRanker):
 
     The trees are symmetric, of depth 6, as CatBoost's, by default
     (``grow_policy='auto'``): on the benchmark data they rank better than
-    leaf-wise trees with this loss, and fit faster. With categorical
-    features or monotonic or interaction constraints, which symmetric trees
-    do not take, or a ``max_leaf_nodes`` other than 31, ``'auto'`` grows
-    leaf-wise trees; ``grow_policy_`` says which shape was grown.
+    leaf-wise trees with this loss, and fit faster. With monotonic or
+    interaction constraints, which symmetric trees do not take, or a
+    ``max_leaf_nodes`` other than 31, ``'auto'`` grows leaf-wise trees; so
+    it does with categorical features, unless
+    ``target_statistics='combinations'`` (with which symmetric trees rank
+    best on the benchmark's categorical data); ``grow_policy_`` says which
+    shape was grown.
 
     ``l2_regularization`` is 1 by default, where the other rankers and
     CatBoost's YetiRank (``l2_leaf_reg=1e-20`` for this loss) have no
