@@ -158,6 +158,8 @@ PAIRS = (
     ("yetirank-symmetric-categorical", "catboost-categorical"),
     ("yetirank-symmetric-categorical-ts", "catboost-categorical"),
     ("yetirank-symmetric-categorical-combinations", "catboost-categorical"),
+    ("yetirank-symmetric-categorical-combinations", "lightgbm-categorical"),
+    ("yetirank-symmetric-categorical-combinations", "yetirank-categorical-combinations"),
     ("ordinal", "lightgbm-ordinal"),
     ("categorical", "numeric-only"),
     ("numeric-only", "catboost-numeric-only"),

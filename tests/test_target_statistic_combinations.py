@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from conftest import RANKER_IDS, RANKERS, fit_labels
 from test_inspection import brute_force_shap
-from test_target_statistics import _FixedOrder, _loop_statistics
+from test_target_statistics import _FixedOrder, _loop_statistics, with_array_edited, zip_with
 
 from sklearn_ltr import LambdaMARTRanker, YetiRankRanker, load_model
 from sklearn_ltr._rankers import target_statistics
@@ -300,17 +300,6 @@ def test_model_file_round_trip_documented_format_and_tampering(data, tmp_path):
     np.testing.assert_array_equal(_documented_statistics(members, rows),
                                   ranker._target_statistics.transform(rows))
 
-    def tampered(name, edit):
-        array = edit(_array(members, name).copy())
-        buffer = io.BytesIO()
-        np.lib.format.write_array(buffer, array)
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as zf:
-            for member, blob in members.items():
-                zf.writestr(member, buffer.getvalue() if member == name + ".npy" else blob)
-        out.seek(0)
-        return out
-
     def with_itself(a):
         a[-1] = 3
         return a
@@ -334,16 +323,11 @@ def test_model_file_round_trip_documented_format_and_tampering(data, tmp_path):
         ("target_statistic_n_edges", edges_on_a_single, "numeric partners"),
     ):
         with pytest.raises(ValueError, match=message):
-            load_model(tampered(name, edit))
+            load_model(with_array_edited(members, name, edit))
     document = json.loads(members["model.json"])
     document["params"]["target_statistics"] = "ordered"
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        for member, blob in members.items():
-            zf.writestr(member, json.dumps(document) if member == "model.json" else blob)
-    buffer.seek(0)
     with pytest.raises(ValueError, match="arrays are those of 'combinations'"):
-        load_model(buffer)
+        load_model(zip_with(members, {"model.json": json.dumps(document)}))
 
 
 def test_exporters_and_interaction_constraints_refuse(data):

@@ -228,6 +228,25 @@ def test_feature_contributions_count_a_statistic_for_its_column(data):
                                - ranker.predict(rows[[3]])[0], atol=1e-10)
 
 
+def zip_with(members, replaced):
+    """A model file (in memory) of ``members`` (name -> bytes), some of them
+    ``replaced``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for member, blob in members.items():
+            zf.writestr(member, replaced.get(member, blob))
+    out.seek(0)
+    return out
+
+
+def with_array_edited(members, name, edit):
+    """A model file of ``members`` whose array ``name`` is ``edit(array)``."""
+    array = np.lib.format.read_array(io.BytesIO(members[name + ".npy"]), allow_pickle=False)
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, edit(array.copy()))
+    return zip_with(members, {name + ".npy": buffer.getvalue()})
+
+
 def test_model_file_round_trip_and_tampering(data, tmp_path):
     X, y, qid = data
     ranker = _fit(LambdaMARTRanker, X, y, qid, target_statistics="ordered")
@@ -244,15 +263,7 @@ def test_model_file_round_trip_and_tampering(data, tmp_path):
     assert loaded.is_categorical_.tolist() == [False, False, True]
 
     def tampered(name, edit):
-        array = np.lib.format.read_array(io.BytesIO(members[name + ".npy"]))
-        buffer = io.BytesIO()
-        np.lib.format.write_array(buffer, edit(array.copy()))
-        out = io.BytesIO()
-        with zipfile.ZipFile(out, "w") as zf:
-            for member, blob in members.items():
-                zf.writestr(member, buffer.getvalue() if member == name + ".npy" else blob)
-        out.seek(0)
-        return out
+        return with_array_edited(members, name, edit)
 
     def point_at_numeric_column(a):
         a[0] = 0
