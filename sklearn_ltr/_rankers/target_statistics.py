@@ -330,8 +330,11 @@ class TargetStatisticsMixin:
         ordered = statistics.fit_ordered(X, y, train_rows, train_offsets, rng, sample_weight)
         if warm:
             statistics.prior_, statistics.categories_, statistics.values_ = fitted
-        values = statistics.transform(X)
+        values = np.empty((X.shape[0], ordered.shape[1]))
         values[train_rows] = ordered
+        held_out = np.setdiff1d(np.arange(X.shape[0]), train_rows)
+        if held_out.shape[0]:
+            values[held_out] = statistics.transform(X[held_out])
         return statistics.append_to(X, values)
 
     def _new_statistics(self, X, y, train_rows, train_offsets, sample_weight):
