@@ -54,7 +54,6 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import clone
 
-from ..exceptions import CategoryPoolingWarning
 
 __all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "TargetStatisticsMixin",
            "constraints_with_statistics"]
@@ -368,8 +367,9 @@ class TargetStatisticsMixin:
         first column and the partner of each.
 
         A fit of ``RANKING_TREES`` trees (this ranker's parameters, without
-        statistics, early stopping or constraints) on the training rows
-        ranks the columns by ``feature_importances_``. The
+        statistics, early stopping or constraints; without the routed fit
+        arguments such as ``position``) on the training rows ranks the
+        columns by ``feature_importances_``. The
         ``COMBINED_CATEGORICAL`` most important categorical columns are
         combined pairwise, and each with the ``COMBINED_NUMERIC`` most
         important numeric columns (those the trees split on at all); ties
@@ -377,15 +377,14 @@ class TargetStatisticsMixin:
         """
         sizes = np.diff(train_offsets)
         qid = np.repeat(np.arange(sizes.shape[0]), sizes)
-        params = dict(n_estimators=RANKING_TREES, target_statistics=None, early_stopping=False,
-                      warm_start=False, verbose=0, categorical_features=self.is_categorical_,
-                      monotonic_cst=None, interaction_cst=None)
-        if "position_debiasing" in self.get_params():
-            params["position_debiasing"] = None
-        ranking = clone(self).set_params(**params)
+        ranking = clone(self).set_params(
+            n_estimators=RANKING_TREES, target_statistics=None, early_stopping=False,
+            warm_start=False, verbose=0, categorical_features=self.is_categorical_,
+            monotonic_cst=None, interaction_cst=None)
         with warnings.catch_warnings():
-            # The fit itself says which categories it pools.
-            warnings.simplefilter("ignore", CategoryPoolingWarning)
+            # What this fit could warn of (pooled categories, positions
+            # that position debiasing misses here), the fit itself says.
+            warnings.simplefilter("ignore")
             ranking.fit(X[train_rows], np.asarray(y)[train_rows], qid=qid,
                         sample_weight=None if sample_weight is None else sample_weight[train_rows])
         importance = ranking.feature_importances_
