@@ -15,6 +15,7 @@ quantile edges.
 
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -380,3 +381,21 @@ def test_auto_grows_symmetric_trees_with_combinations(data):
     ordered = _fit(YetiRankRanker, X, y, qid, max_leaf_nodes=31, n_estimators=3,
                    target_statistics="ordered")
     assert ordered.grow_policy_ == "lossguide"
+
+
+@pytest.mark.parametrize("debiasing", ["ipw", "unbiased_lambdamart", "additive"])
+def test_position_debiasing_fits_with_combinations_without_a_warning(data, debiasing):
+    X, y, qid = data
+    clicks = (y >= 3).astype(float)
+    position = np.tile(np.arange(1, 31), qid.shape[0] // 30)
+    extra = {"propensity": 1 / np.arange(1, 31)} if debiasing == "ipw" else {}
+    ranker = LambdaMARTRanker(n_estimators=3, max_leaf_nodes=8, min_samples_leaf=5,
+                              early_stopping=False, categorical_features=[3],
+                              target_statistics="combinations", random_state=0,
+                              position_debiasing=debiasing, **extra)
+    with warnings.catch_warnings():
+        # The first fit runs without the positions; its warning stays inside.
+        warnings.simplefilter("error")
+        ranker.fit(X, clicks, qid=qid, position=position)
+    assert ranker._target_statistics.partners.tolist()[:2] == [-1, 0]
+    assert np.all(np.isfinite(ranker.predict(X[:20])))
