@@ -69,6 +69,13 @@ def feature_contributions(model, X, *, qid=None):
     :func:`sklearn_ltr.export.to_lightgbm`, whose node counts are the
     training row counts.
 
+    With ``target_statistics`` (which no exporter takes), a categorical
+    feature's statistic plays with the feature: its splits count as the
+    feature's. A combination's statistic
+    (``target_statistics="combinations"``) is a player of its own, and its
+    contribution is then shared equally by its two features, as CatBoost
+    shares a combination's SHAP value; the rows still sum to ``predict``.
+
     Parameters
     ----------
     model : LambdaMARTRanker, XENDCGRanker, ListNetRanker, YetiRankRanker or CalibratedRanker
@@ -145,6 +152,9 @@ def feature_contributions(model, X, *, qid=None):
     query_of_row = np.empty(n_samples, dtype=np.int64)
     query_of_row[order] = np.repeat(np.arange(sizes.shape[0]), sizes)
     out -= means[query_of_row]
+    # Every row has the same expected value, whose centred value is 0: not
+    # the rounding residue of subtracting its mean.
+    out[:, -1] = 0.0
     return out
 
 

@@ -151,7 +151,8 @@ def test_the_short_fit_chooses_the_columns_the_trees_use(data, capsys):
     numeric = sorted({b for a, b in pairs[3:]})
     assert 0 in numeric and 6 not in numeric and set(numeric) <= {0, 1, 2}
     assert len(pairs) == 3 + 3 * len(numeric)
-    assert "combinations of categorical columns [3, 4, 5]" in capsys.readouterr().out
+    assert (f"{len(pairs)} combinations of categorical features [3, 4, 5] and numeric "
+            f"features {numeric}") in capsys.readouterr().out
     # The numeric partners' quartile edges; none for the others.
     for k in range(statistics.columns.shape[0]):
         partner = statistics.partners[k]
@@ -399,3 +400,20 @@ def test_position_debiasing_fits_with_combinations_without_a_warning(data, debia
         ranker.fit(X, clicks, qid=qid, position=position)
     assert ranker._target_statistics.partners.tolist()[:2] == [-1, 0]
     assert np.all(np.isfinite(ranker.predict(X[:20])))
+
+
+def test_verbose_names_the_features_and_nothing_to_combine_warns(data, capsys):
+    pd = pytest.importorskip("pandas")
+    X, y, qid = data
+    frame = pd.DataFrame(X[:, :3], columns=["price", "bm25", "noise"])
+    frame["merchant"] = pd.Categorical(X[:, 3].astype(int))
+    _fit(LambdaMARTRanker, frame, y, qid, categorical_features="from_dtype", verbose=1,
+         n_estimators=2)
+    assert "categorical features ['merchant'] and numeric features ['price'" in (
+        capsys.readouterr().out)
+    # One categorical feature and no numeric one: nothing to combine.
+    with pytest.warns(UserWarning, match="nothing to combine.*'merchant'") as caught:
+        ranker = _fit(LambdaMARTRanker, frame[["merchant"]], y, qid,
+                      categorical_features="from_dtype", n_estimators=2)
+    assert caught[0].filename == __file__
+    assert ranker._target_statistics.partners.tolist() == [-1]

@@ -9,7 +9,6 @@ preparation are in ``input.py``, the query-aware ``score`` and ``rank`` in
 ``mixin.py``.
 """
 
-import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -32,6 +31,7 @@ from .._utils.queries import (
     rows_of_queries,
     split_queries,
 )
+from .._utils.stacklevel import stacklevel_outside
 from .._utils.threads import numba_threads
 from ..exceptions import CategoryPoolingWarning
 from .early_stopping_metric import check_scoring, scoring_metric
@@ -612,7 +612,7 @@ def warn_pooled_categories(mapper, estimator):
     by the rule of :mod:`sklearn_ltr._gbdt.binning`, pointing at the first
     frame outside this package and scikit-learn: the user's ``fit`` call,
     however many wrappers lie between."""
-    stacklevel = _stacklevel_outside(("sklearn_ltr", "sklearn"))
+    stacklevel = stacklevel_outside(("sklearn_ltr", "sklearn"))
     advice = (f"Their target statistics (target_statistics={estimator.target_statistics!r}) "
               "still tell them apart."
               if getattr(estimator, "target_statistics", None) is not None
@@ -629,18 +629,3 @@ def warn_pooled_categories(mapper, estimator):
             CategoryPoolingWarning,
             stacklevel=stacklevel,
         )
-
-
-def _stacklevel_outside(packages):
-    """``stacklevel`` for a ``warnings.warn`` call in the caller of this
-    function that names the first frame whose module is in none of
-    ``packages`` (top-level names)."""
-    frame = sys._getframe(2)  # the frame that called our caller
-    level = 2
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module.split(".")[0] not in packages:
-            return level
-        frame = frame.f_back
-        level += 1
-    return 2

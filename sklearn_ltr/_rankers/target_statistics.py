@@ -54,6 +54,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import clone
 
+from .._utils.stacklevel import stacklevel_outside
+
 
 __all__ = ["OrderedTargetStatistics", "PRIOR_WEIGHT", "TargetStatisticsMixin",
            "constraints_with_statistics"]
@@ -399,9 +401,23 @@ class TargetStatisticsMixin:
         numeric = np.sort(most_important(numeric, COMBINED_NUMERIC))
         pairs = [(a, b) for i, a in enumerate(categorical) for b in categorical[i + 1:]]
         pairs += [(a, b) for a in categorical for b in numeric]
+        names = getattr(self, "feature_names_in_", None)
+
+        def listed(columns):
+            return [str(names[c]) if names is not None else int(c) for c in columns]
+
         if self.verbose:
-            print(f"target statistics: {len(pairs)} combinations of categorical columns "
-                  f"{categorical.tolist()} and numeric columns {numeric.tolist()}")
+            print(f"target statistics: {len(pairs)} combinations of categorical features "
+                  f"{listed(categorical)} and numeric features {listed(numeric)}")
+        if not pairs:
+            warnings.warn(
+                f"target_statistics='combinations' found nothing to combine: one categorical "
+                f"feature ({listed(categorical)[0]!r}) and no numeric feature that the trees "
+                "split on, so the model is that of target_statistics='ordered', which says so "
+                "(and saves a smaller file).",
+                UserWarning,
+                stacklevel=stacklevel_outside(("sklearn_ltr", "sklearn")),
+            )
         pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         return pairs[:, 0], pairs[:, 1]
 

@@ -35,9 +35,10 @@ A zip archive (the layout of ``numpy.savez_compressed``, so
       name) or integer (column index) keys.
     - ``"fitted"``: ``n_features_in_``, ``feature_names_in_`` (list of
       strings, or null), ``n_iter_`` (number of trees), ``objective_``,
-      ``do_early_stopping_``, ``n_training_queries`` (optional; the
-      number of queries in the training data, so that ``score`` without
-      ``qid`` can refuse), and for a Platt-calibrated ``CalibratedRanker``
+      ``do_early_stopping_``, ``grow_policy_`` (optional; the shape of the
+      trees, ``"lossguide"`` where absent), ``n_training_queries``
+      (optional; the number of queries in the training data, so that
+      ``score`` without ``qid`` can refuse), and for a Platt-calibrated ``CalibratedRanker``
       ``platt_coef_`` and ``platt_intercept_``.
     - ``"booster"``: ``baseline`` (raw score of the model with no trees),
       ``objective_name``, ``n_features``, ``missing_values_bin_idx``,
@@ -191,8 +192,10 @@ A ranker fitted with ``target_statistics="ordered"`` is written as format 5
   input columns that have a statistic, increasing. The trees read
   ``n_features_in_ + S`` columns: the input's, then statistic ``j`` as
   column ``n_features_in_ + j`` (numeric, never categorical), so
-  ``booster.n_features``, ``bin_mapper.n_features`` and
-  ``bin_feature_columns`` count those columns too.
+  ``booster.n_features`` and ``bin_mapper.n_features`` (which count
+  columns) count those columns too, and ``bin_feature_columns`` (which
+  counts binned features, several for a wide column) ends with one binned
+  feature for each.
 - ``target_statistic_n_categories.npy`` (int64, ``S``),
   ``target_statistic_categories.npy`` and ``target_statistic_values.npy``
   (float64, their sum): each column's categories seen in training,
