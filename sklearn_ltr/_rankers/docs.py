@@ -178,7 +178,8 @@ default=None
     verbose : int, default=0
         Progress of the fit: first whether early stopping is on and why
         (``"auto"`` turns it on above 10,000 rows) and how many queries are
-        held out; then iteration, train and validation score (named after
+        held out, and with ``target_statistics='combinations'`` which
+        features are combined; then iteration, train and validation score (named after
         ``scoring``: "NDCG@10" by default, "score" for a scorer), elapsed
         time and the time left (a range while early stopping may end the fit
         sooner);
