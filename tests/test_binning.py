@@ -183,3 +183,39 @@ def test_invalid_parameters_and_inputs():
         BinMapper().fit(X).transform(np.ones((5, 3)))
     with pytest.raises(ValueError, match="row_order"):
         BinMapper().fit(X).transform(X, row_order=np.array([0, 7]))
+
+
+@pytest.mark.parametrize("layout", ["+inf", "-inf", "both", "distinct"])
+def test_many_infinite_values_give_finite_increasing_thresholds(layout, tmp_path):
+    """Quantiles that fall among infinite values used to give NaN
+    thresholds (inf - inf), which a model file refused to load; the
+    infinite values must still get bins of their own, apart from the
+    finite ones."""
+    from sklearn_ltr import LambdaMARTRanker, load_model
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.normal(size=(n, 1))
+    if layout == "+inf":
+        X[:2500, 0] = np.inf
+    elif layout == "-inf":
+        X[:2500, 0] = -np.inf
+    elif layout == "both":
+        X[:1200, 0], X[1200:2400, 0] = np.inf, -np.inf
+    else:  # few distinct values: the midpoint branch
+        X[:, 0] = rng.choice([-np.inf, -1.0, 2.0, np.inf], n)
+    mapper = BinMapper(max_bins=255).fit(X)
+    thresholds = mapper.bin_thresholds_[0]
+    assert np.all(np.isfinite(thresholds)) and np.all(np.diff(thresholds) > 0)
+    Xb = mapper.transform(X)[:, 0]
+    finite = np.isfinite(X[:, 0])
+    if np.any(X[:, 0] == np.inf):
+        assert not np.isin(Xb[X[:, 0] == np.inf], Xb[finite]).any()
+    if np.any(X[:, 0] == -np.inf):
+        assert not np.isin(Xb[X[:, 0] == -np.inf], Xb[finite]).any()
+    np.testing.assert_array_equal(Xb, _bins_by_searchsorted(X, mapper)[:, 0])
+    qid = np.repeat(np.arange(100), 30)
+    y = (X[:, 0] > 0).astype(float) + rng.integers(0, 2, n)
+    ranker = LambdaMARTRanker(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    ranker.save_model(tmp_path / "model.zip")
+    np.testing.assert_array_equal(load_model(tmp_path / "model.zip").predict(X), ranker.predict(X))

@@ -417,3 +417,17 @@ def test_verbose_names_the_features_and_nothing_to_combine_warns(data, capsys):
                       categorical_features="from_dtype", n_estimators=2)
     assert caught[0].filename == __file__
     assert ranker._target_statistics.partners.tolist() == [-1]
+
+
+def test_quartile_edges_of_a_partner_with_infinite_values_are_finite(data, tmp_path):
+    X, y, qid = data
+    X = X.copy()
+    X[: int(0.8 * X.shape[0]), 0] = np.inf  # most of column 0, the slope's column
+    ranker = _fit(LambdaMARTRanker, X, y, qid, n_estimators=3)
+    statistics = ranker._target_statistics
+    numeric = statistics.partners == 0
+    assert numeric.any()
+    for k in np.flatnonzero(numeric):
+        assert np.all(np.isfinite(statistics.edges_[k])) and statistics.edges_[k].shape[0] > 0
+    ranker.save_model(tmp_path / "model.zip")
+    np.testing.assert_array_equal(load_model(tmp_path / "model.zip").predict(X), ranker.predict(X))

@@ -82,7 +82,7 @@ def _thresholds_from_sorted(values, max_bins, out):
         # adding so that two huge finite values do not overflow to inf.
         for i in range(1, n):
             if values[i] != values[i - 1]:
-                out[k] = 0.5 * values[i - 1] + 0.5 * values[i]
+                out[k] = _between(values[i - 1], values[i], 0.5 * values[i - 1] + 0.5 * values[i])
                 k += 1
     else:
         # Same as np.percentile(values, linspace(0, 100, max_bins + 1)[1:-1],
@@ -92,17 +92,36 @@ def _thresholds_from_sorted(values, max_bins, out):
             q = j / max_bins
             pos = q * (n - 1)
             lo = int(np.floor(pos))
-            if pos == lo:
+            if pos == lo or values[lo + 1] == values[lo]:
                 t = values[lo]
             else:
-                t = values[lo] + 0.5 * (values[lo + 1] - values[lo])
+                t = _between(values[lo], values[lo + 1],
+                             values[lo] + 0.5 * (values[lo + 1] - values[lo]))
             if k == 0 or t != out[k - 1]:
                 out[k] = t
                 k += 1
+    # Infinite thresholds become +-_ALMOST_INF (they split the same rows off
+    # but for finite values beyond 1e300), and ties that this makes are
+    # dropped: thresholds stay increasing and finite, as model files and
+    # exporters require.
+    n_kept = 0
     for i in range(k):
-        if out[i] > _ALMOST_INF:
-            out[i] = _ALMOST_INF
-    return _move_thresholds_out_of_the_zero_band(out, k)
+        t = min(max(out[i], -_ALMOST_INF), _ALMOST_INF)
+        if n_kept == 0 or t != out[n_kept - 1]:
+            out[n_kept] = t
+            n_kept += 1
+    return _move_thresholds_out_of_the_zero_band(out, n_kept)
+
+
+@njit(cache=True, inline="always")
+def _between(a, b, midpoint):
+    """A threshold between the sorted values ``a < b``: their ``midpoint``
+    as the caller computed it, unless that is NaN, which it is only when
+    ``a`` is -inf: then -inf (clipped later), or 0 if ``b`` is inf, either
+    of which separates them."""
+    if midpoint == midpoint:
+        return midpoint
+    return 0.0 if b == np.inf else -np.inf
 
 
 @njit(cache=True, inline="always")

@@ -101,8 +101,9 @@ class OrderedTargetStatistics:
     values_ : list of ndarray
         For each statistic, its value for each key over all training rows.
     edges_ : list of ndarray
-        For each statistic with a numeric partner, the partner's quantiles
-        ``NUMERIC_QUANTILES`` over the training rows (distinct, increasing);
+        For each statistic with a numeric partner, the quantiles
+        ``NUMERIC_QUANTILES`` of the partner's finite values over the
+        training rows (distinct, increasing);
         empty for the others. Set by :meth:`fit_edges`.
     """
 
@@ -122,12 +123,13 @@ class OrderedTargetStatistics:
     def fit_edges(self, X, rows):
         """The quantile edges of each numeric partner over the training
         ``rows`` of ``X``."""
-        singles = set(self.columns[[self._partner(k) < 0 for k in range(self.columns.shape[0])]])
         for k in range(self.columns.shape[0]):
             partner = self._partner(k)
-            if partner >= 0 and partner not in singles:
+            if partner >= 0 and self._single(partner) is None:
                 values = _dense_column(X, partner)[rows]
-                values = values[~np.isnan(values)]
+                # Quantiles of the finite values: ±inf fall in the end
+                # buckets, and every edge is a number a model file can hold.
+                values = values[np.isfinite(values)]
                 self.edges_[k] = (np.unique(np.quantile(values, NUMERIC_QUANTILES))
                                   if values.shape[0] else np.zeros(0))
 
