@@ -126,8 +126,8 @@ def _assert_same_state(a, b):
     mapper_a, mapper_b = state_a.pop("_bin_mapper"), state_b.pop("_bin_mapper")
     for key in state_a:
         _assert_same_value(state_a[key], state_b[key], key)
-    # A cache and the last fit's timings, not model state.
-    skip = ("_flat", "phase_seconds")
+    # Caches and the last fit's timings, not model state.
+    skip = ("_flat", "_prediction_view", "phase_seconds")
     ba = {k: v for k, v in vars(booster_a).items() if k not in skip}
     bb = {k: v for k, v in vars(booster_b).items() if k not in skip}
     assert ba.keys() == bb.keys()

@@ -91,6 +91,10 @@ class Booster:
         self.categories = None
         self.feature_columns = None
         self._flat = None
+        # The unnamed TreeEnsemble that predict reads, with the flat node
+        # array it was made from: building the view checks every node, a
+        # tenth of the time of scoring one query of 100 documents.
+        self._prediction_view = None
 
     @property
     def n_trees(self):
@@ -120,9 +124,21 @@ class Booster:
             feature_columns=self.feature_columns,
         )
 
+    def __getstate__(self):
+        # The prediction view is rebuilt on demand: pickles and skops files
+        # hold the trees once, and no type beyond the booster's own.
+        state = self.__dict__.copy()
+        state["_prediction_view"] = None
+        return state
+
     def predict(self, X):
-        """Raw scores of ``X`` (dense or sparse, unbinned) from all trees."""
-        return self.ensemble().predict(X)
+        """Raw scores of ``X`` (dense or sparse, unbinned) from all trees.
+        The view it reads is made once per set of trees."""
+        view = self._prediction_view
+        if view is None or view[0] is not self._flat or self._flat[1].shape[0] != self.n_trees:
+            ensemble = self.ensemble()
+            view = self._prediction_view = (self._flat, ensemble)
+        return view[1].predict(X)
 
     def staged_predict(self, X):
         """Yield raw scores after each tree."""
