@@ -20,8 +20,20 @@ alike; the fastest of ``--repeats`` calls counts. The issue's target (#17) is
 ours >= XGBoost on 1 and on 2 threads; the last line says MET or MISSED.
 Ours must also give the same scores on 1 and 2 threads (checked).
 
+With ``--lleaves PYTHON`` (the python of an environment with lleaves,
+whose llvmlite < 0.44 cannot share ours), the same trees are compared with
+lleaves, the LLVM compiler of LightGBM models: the file of
+:func:`sklearn_ltr.export.to_lightgbm` compiled by ``lleaves.Model.compile(
+raw_score=True, use_fp64=True)`` in a worker process of that python, which
+times its own calls (so the pipe between the processes is not timed). Two
+measures, each alternating ours and lleaves repeat by repeat: the median
+latency of scoring one query of 100 rows on 1 thread (``--latency-calls``
+calls a repeat; the fastest repeat's median counts), and throughput on all
+the rows at 1 and 2 threads (fastest call). The report says whether ours is
+at most lleaves' latency and at least twice its throughput.
+
 Run: ``python benchmarks/bench_predict.py [--rows 200000] [--trees 500]
-[--repeats 7] [--output PATH] [--model-cache PATH]``; ``--quick`` is a smoke
+[--repeats 7] [--output PATH] [--model-cache PATH] [--lleaves PYTHON]``; ``--quick`` is a smoke
 run (20,000 rows, 50 trees, 100 training queries, 3 repeats) that writes no
 report unless ``--output`` is given. ``--model-cache`` pickles the fitted
 model there, or loads it if the file exists (for repeated runs; the fit takes
@@ -99,6 +111,120 @@ def make_runtimes(model, X64, X32):
     return runtimes, failed
 
 
+# Run by the lleaves environment's python: compile the model once, then
+# answer one command per line on stdin with the seconds it took, timed here.
+_LLEAVES_WORKER = """
+import sys, time
+import lleaves
+import numpy as np
+
+model_path, rows_path, query_path, scores_path = sys.argv[1:]
+model = lleaves.Model(model_file=model_path)
+model.compile(raw_score=True, use_fp64=True)
+rows, query = np.load(rows_path), np.load(query_path)
+np.save(scores_path, model.predict(rows, n_jobs=1))
+model.predict(query, n_jobs=1)
+print("ready", flush=True)
+for line in sys.stdin:
+    command, value = line.split()
+    if command == "throughput":
+        start = time.perf_counter()
+        model.predict(rows, n_jobs=int(value))
+        print(time.perf_counter() - start, flush=True)
+    else:  # latency: the median of value calls on one query, 1 thread
+        seconds = []
+        for _ in range(int(value)):
+            start = time.perf_counter()
+            model.predict(query, n_jobs=1)
+            seconds.append(time.perf_counter() - start)
+        print(float(np.median(seconds)), flush=True)
+"""
+
+
+def against_lleaves(python, model, X64, query, repeats, latency_calls, workdir):
+    """Ours against lleaves on the same trees: fastest throughput seconds
+    per thread count and the fastest repeat's median latency, each side
+    timed in its own process, alternating; and the largest score
+    difference on all the rows."""
+    from sklearn_ltr.export import export_model
+
+    paths = {name: os.path.join(workdir, name) for name in
+             ("model.txt", "rows.npy", "query.npy", "scores.npy", "worker.py")}
+    export_model(model, paths["model.txt"], "lightgbm")
+    np.save(paths["rows.npy"], X64)
+    np.save(paths["query.npy"], query)
+    with open(paths["worker.py"], "w") as f:
+        f.write(_LLEAVES_WORKER)
+    print("compiling the trees with lleaves", flush=True)
+    worker = subprocess.Popen(
+        [python, paths["worker.py"], paths["model.txt"], paths["rows.npy"], paths["query.npy"],
+         paths["scores.npy"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if worker.stdout.readline().strip() != "ready":
+        raise RuntimeError("the lleaves worker did not start (see its error above)")
+
+    def theirs(command):
+        worker.stdin.write(command + "\n")
+        worker.stdin.flush()
+        return float(worker.stdout.readline())
+
+    def our_latency():
+        model.set_params(n_jobs=1)
+        seconds = []
+        for _ in range(latency_calls):
+            start = time.perf_counter()
+            model.predict(query)
+            seconds.append(time.perf_counter() - start)
+        return float(np.median(seconds))
+
+    def our_throughput(t):
+        model.set_params(n_jobs=t)
+        start = time.perf_counter()
+        model.predict(X64)
+        return time.perf_counter() - start
+
+    our_latency()  # warm up
+    best = {}
+    for repeat in range(repeats):
+        # Alternate which side goes first, so a slow spell hits both alike.
+        sides = [("ours", None), ("lleaves", None)][:: 1 if repeat % 2 == 0 else -1]
+        for side, _ in sides:
+            value = (our_latency() if side == "ours"
+                     else theirs(f"latency {latency_calls}"))
+            best[side, "latency"] = min(best.get((side, "latency"), np.inf), value)
+        for t in THREADS:
+            for side, _ in sides:
+                value = our_throughput(t) if side == "ours" else theirs(f"throughput {t}")
+                best[side, t] = min(best.get((side, t), np.inf), value)
+        print(f"  lleaves repeat {repeat + 1}/{repeats} done", flush=True)
+    worker.stdin.close()
+    worker.wait()
+    ours = model.set_params(n_jobs=1).predict(X64)
+    difference = float(np.max(np.abs(np.load(paths["scores.npy"]) - ours)))
+    return best, difference
+
+
+def lleaves_table(best, difference, n_rows, n_query):
+    """The Markdown table against lleaves and its verdict line."""
+    lines = [
+        f"| runtime | median latency, one query of {n_query} rows, 1 thread | "
+        + " | ".join(f"rows/s, {t} thread{'s' * (t > 1)}" for t in THREADS) + " |",
+        "|---|---:|" + "---:|" * len(THREADS),
+    ]
+    for side in ("ours", "lleaves"):
+        lines.append(f"| {side} | {best[side, 'latency'] * 1e6:,.0f} us | "
+                     + " | ".join(f"{n_rows / best[side, t]:,.0f}" for t in THREADS) + " |")
+    ratios = {t: best["lleaves", t] / best["ours", t] for t in THREADS}
+    latency = best["ours", "latency"] / best["lleaves", "latency"]
+    lines.append(f"| ours / lleaves | {latency:.2f} (time) | "
+                 + " | ".join(f"{ratios[t]:.2f} (rows/s)" for t in THREADS) + " |")
+    met = latency <= 1.0 and all(r >= 2.0 for r in ratios.values())
+    verdict = (f"{'MET' if met else 'MISSED'}: latency at most lleaves' ({latency:.2f}x its "
+               "time) and throughput at least twice its ("
+               + ", ".join(f"{ratios[t]:.2f}x at {t} thread{'s' * (t > 1)}" for t in THREADS)
+               + f"); largest score difference {difference:.1e} (both float64)")
+    return "\n".join(lines), verdict
+
+
 def bench(runtimes, repeats):
     """Fastest seconds per (runtime, threads), and the scores of each call of
     the warm-up."""
@@ -167,6 +293,10 @@ def main():
                         "benchmarks/results/predict.md; none with --quick)")
     parser.add_argument("--model-cache", default=None,
                         help="pickle of the fitted model, written on the first run")
+    parser.add_argument("--lleaves", default=None, metavar="PYTHON",
+                        help="python of an environment with lleaves: compare with it too")
+    parser.add_argument("--latency-calls", type=int, default=200,
+                        help="calls per repeat for the median latency against lleaves")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 20,000 rows, 50 trees, 100 queries, 3 repeats")
     args = parser.parse_args()
@@ -193,6 +323,17 @@ def main():
     for name, message in failed.items():
         print(f"{name} failed: {message}")
     print(verdict)
+    serving = None
+    if args.lleaves:
+        import tempfile
+
+        query = np.ascontiguousarray(X64[:100])
+        with tempfile.TemporaryDirectory() as workdir:
+            best_l, difference = against_lleaves(args.lleaves, model, X64, query, args.repeats,
+                                                 args.latency_calls, workdir)
+        serving = lleaves_table(best_l, difference, X64.shape[0], query.shape[0])
+        print(serving[0])
+        print(serving[1])
     if output:
         command = "python benchmarks/bench_predict.py " + " ".join(
             f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
@@ -213,6 +354,13 @@ def main():
             body, "", f"**{verdict}**", "",
         ]
         text += [f"- {name} failed: {message}" for name, message in failed.items()]
+        if serving:
+            text += ["", "## Against lleaves", "",
+                     f"The same trees compiled by lleaves in `{args.lleaves}` (a worker "
+                     "process that times its own calls); ours and lleaves alternate repeat "
+                     f"by repeat; latency is the median of {args.latency_calls} calls on the "
+                     f"first 100 rows, the fastest repeat's; throughput the fastest call.", "",
+                     serving[0], "", f"**{serving[1]}**"]
         with open(output, "w") as f:
             f.write("\n".join(text).rstrip() + "\n")
         print(f"wrote {output}")

@@ -591,3 +591,32 @@ def test_text_labels_raise_naming_y(make, data, labels, message):
 def test_object_labels_holding_numbers_still_work(make, data):
     X, y, qid = data
     _same(make().fit(X, y.astype(object), qid=qid).predict(X), make().fit(X, y, qid=qid).predict(X))
+
+
+def test_float_arrays_skip_validate_data_with_its_result():
+    """The shortcut for a float array of the fitted width (a ranker fitted
+    without feature names) returns what validate_data returns; every other
+    input takes the full checks, with their errors and warnings."""
+    from sklearn.utils.validation import validate_data
+
+    from sklearn_ltr.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=8, docs_per_query=6, n_features=4, random_state=0)
+    ranker = LambdaMARTRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    full = dict(reset=False, accept_sparse=("csr", "csc"), dtype=[np.float64, np.float32],
+                ensure_all_finite=False, ensure_min_samples=0)
+    for rows in (np.ascontiguousarray(X), np.asfortranarray(X), X[::2], X.astype(np.float32),
+                 np.where(X > 0, np.inf, np.nan)):
+        checked = validate_data(ranker, rows, **full)
+        assert ranker._validate_X(rows) is rows
+        assert checked.dtype == rows.dtype and np.array_equal(checked, rows, equal_nan=True)
+    # Other inputs are converted or refused as before.
+    assert ranker._validate_X(X.astype(np.int64)).dtype == np.float64
+    with pytest.raises(ValueError, match="X has 3 features, but LambdaMARTRanker is expecting 4"):
+        ranker._validate_X(X[:, :3])
+    with pytest.raises(ValueError, match="2-D|2-dimensional|one row"):
+        ranker.predict(X[0])
+    named = LambdaMARTRanker(n_estimators=2, random_state=0).fit(
+        pd.DataFrame(X, columns=list("abcd")), y, qid=qid)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        named.predict(X)
