@@ -104,11 +104,8 @@ class Booster:
 
     def ensemble(self, feature_names=None, missing_in_training=None):
         """The fitted trees as a :class:`TreeEnsemble`, the neutral view that
-        prediction, persistence, export and inspection read. The flat node
-        array is cached until a tree is added or removed."""
-        if self._flat is None or self._flat[1].shape[0] != self.n_trees:
-            self._flat = concatenate_trees(self.trees)
-        nodes, tree_starts = self._flat
+        prediction, persistence, export and inspection read."""
+        nodes, tree_starts = self._current_flat()
         return TreeEnsemble(
             nodes=nodes,
             tree_starts=tree_starts,
@@ -124,6 +121,13 @@ class Booster:
             feature_columns=self.feature_columns,
         )
 
+    def _current_flat(self):
+        """The trees as one node array and their starts, cached until a tree
+        is added or removed."""
+        if self._flat is None or self._flat[1].shape[0] != self.n_trees:
+            self._flat = concatenate_trees(self.trees)
+        return self._flat
+
     def __getstate__(self):
         # The prediction view is rebuilt on demand: pickles and skops files
         # hold the trees once, and no type beyond the booster's own.
@@ -135,9 +139,8 @@ class Booster:
         """Raw scores of ``X`` (dense or sparse, unbinned) from all trees.
         The view it reads is made once per set of trees."""
         view = self._prediction_view
-        if view is None or view[0] is not self._flat or self._flat[1].shape[0] != self.n_trees:
-            ensemble = self.ensemble()
-            view = self._prediction_view = (self._flat, ensemble)
+        if view is None or view[0] is not self._current_flat():
+            view = self._prediction_view = (self._flat, self.ensemble())
         return view[1].predict(X)
 
     def staged_predict(self, X):
