@@ -165,10 +165,11 @@ class OrderedTargetStatistics:
         query_rank = np.repeat(rng.permutation(sizes.shape[0]), sizes)
         self.categories_, self.values_ = [], []
         out = np.full((n_rows, self.columns.shape[0]), self.prior_)
+        parts = _Parts(X, rows)
         for k in range(self.columns.shape[0]):
             # A combination's key reads the categories_ of its columns'
             # statistics, which come first and are fitted by now.
-            keys = self._keys(X, k, rows)
+            keys = self._keys(parts, k)
             known = ~np.isnan(keys)
             categories, category = np.unique(keys[known], return_inverse=True)
             n_categories = categories.shape[0]
@@ -179,25 +180,22 @@ class OrderedTargetStatistics:
             out[known, k] = self._ordered(category, query_rank[known], y[known], w[known])
         return out
 
-    def _keys(self, X, k, rows=None):
-        """Statistic ``k``'s key of each row (of ``rows``, or all), NaN where
-        it has none (a value that is not a category, or a combination with
-        an unknown part)."""
-        def column(c):
-            values = _dense_column(X, c)
-            return values if rows is None else values[rows]
-
-        values = column(self.columns[k])
+    def _keys(self, parts, k):
+        """Statistic ``k``'s key of each row of ``parts`` (:class:`_Parts`),
+        NaN where it has none (a value that is not a category, or a
+        combination with an unknown part)."""
+        column = self.columns[k]
         partner = self._partner(k)
         if partner < 0:
+            values = parts.values(column)
             return np.where(_is_category(values), values, np.nan)
-        first = _position(self.categories_[self._single(self.columns[k])], values)
+        first = parts.positions(column, self.categories_[self._single(column)])
         if self._single(partner) is not None:
             partner_categories = self.categories_[self._single(partner)]
-            second = _position(partner_categories, column(partner))
+            second = parts.positions(partner, partner_categories)
             n_second = partner_categories.shape[0]
         else:
-            partner_values = column(partner)
+            partner_values = parts.values(partner)
             second = np.searchsorted(self.edges_[k], partner_values, side="right")
             second[np.isnan(partner_values)] = -1
             n_second = self.edges_[k].shape[0] + 1
@@ -248,8 +246,9 @@ class OrderedTargetStatistics:
         statistics : ndarray of shape (n_rows, n_statistics), dtype float64
         """
         out = np.full((X.shape[0], self.columns.shape[0]), self.prior_)
+        parts = _Parts(X)
         for k in range(self.columns.shape[0]):
-            position = _position(self.categories_[k], self._keys(X, k))
+            position = _position(self.categories_[k], self._keys(parts, k))
             known = position >= 0
             out[known, k] = self.values_[k][position[known]]
         return out
@@ -515,6 +514,30 @@ def _position(categories, values):
         return np.full(values.shape[0], -1, dtype=np.int64)
     position = np.minimum(np.searchsorted(categories, values), categories.shape[0] - 1)
     return np.where(categories[position] == values, position, -1)
+
+
+class _Parts:
+    """The columns that statistics' keys read, of some rows of ``X`` (all if
+    ``rows`` is None), each read once per call however many statistics
+    combine it, and each categorical column's positions among its
+    categories found once."""
+
+    def __init__(self, X, rows=None):
+        self._X, self._rows = X, rows
+        self._values, self._positions = {}, {}
+
+    def values(self, column):
+        if column not in self._values:
+            values = _dense_column(self._X, column)
+            self._values[column] = values if self._rows is None else values[self._rows]
+        return self._values[column]
+
+    def positions(self, column, categories):
+        """The position of each value of the categorical ``column`` among
+        its own statistic's ``categories``, -1 where it is none of them."""
+        if column not in self._positions:
+            self._positions[column] = _position(categories, self.values(column))
+        return self._positions[column]
 
 
 def _dense_column(X, column):
