@@ -251,12 +251,15 @@ def test_invalid_parameters():
 def test_constant_hessian_path(with_sample_indices, monkeypatch):
     # A declared constant hessian takes the (gradient, count) histogram
     # kernels. Their hessian sums, count * h, equal the general kernels' sums
-    # of h exactly, so the tree is the same bit for bit.
+    # of h exactly, so the tree is the same bit for bit. The Python loop, whose
+    # calls into the row store can be watched (the compiled loop grows the
+    # same trees: test_compiled_grower.py).
     _, Xb, g, _, mapper = _problem(seed=8)
     h = np.full(len(g), 0.5, np.float32)
     rows = np.arange(0, len(g), 3) if with_sample_indices else np.arange(len(g))
     sample = rows if with_sample_indices else None
-    params = dict(max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0)
+    params = dict(max_leaf_nodes=20, min_samples_leaf=15, l2_regularization=1.0,
+                  compiled_loop=False)
     calls = []
 
     def spy_on(name):

@@ -24,6 +24,7 @@ import pytest
 import sklearn_ltr
 from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._gbdt import booster as booster_module
+from sklearn_ltr._gbdt import compiled_grower
 from sklearn_ltr._gbdt import node_rows as node_rows_module
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.booster import Booster, TrainingData
@@ -288,13 +289,24 @@ def test_declared_constant_hessian_gives_the_general_trees(subsample, monkeypatc
         calls.append("node")
         return constant_kernel(*args)
 
+    # The trees' own histograms are built by the compiled loop, which is
+    # given the constant hessian or None.
+    grow_tree = compiled_grower.grow_tree
+
+    def spy_loop(rows, *args):
+        calls.append(("loop", rows.const_hessian))
+        return grow_tree(rows, *args)
+
     monkeypatch.setattr(node_rows_module, "_build_histogram_root_const", spy_root)
     monkeypatch.setattr(node_rows_module, "_build_histogram_const", spy_node)
+    monkeypatch.setattr(compiled_grower, "grow_tree", spy_loop)
     declared, _, X, _ = _boost_least_squares(1.0, subsample=subsample)
-    assert calls  # the constant-hessian kernels built the histograms
+    # The constant-hessian kernels built the histograms: the first tree's
+    # search for features that cannot split, then every tree's.
+    assert calls[0] == "root" and calls[1:] == [("loop", 1.0)] * 4
     calls.clear()
     general, _, _, _ = _boost_least_squares(None, subsample=subsample)
-    assert calls == []
+    assert calls == [("loop", None)] * 4
     assert len(declared.trees) == len(general.trees) == 4
     for a, b in zip(declared.trees, general.trees):
         for field in a.dtype.names:  # field by field: NaN thresholds compare equal

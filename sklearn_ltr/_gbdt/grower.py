@@ -37,11 +37,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, parallel_chunksize
 
+from . import compiled_grower
 from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import COUNT, allocate_histograms
-from .node_rows import RowStore
+from .node_rows import NodeRows, RowStore
 from .splitting import find_best_splits, left_bins, split_scratch
 from .symmetric import grow_symmetric_levels
 
@@ -158,6 +159,10 @@ class TreeGrower:
     grow_policy : {"lossguide", "depthwise", "symmetric"}, default="lossguide"
         How the tree grows (see the module docstring). Symmetric trees take
         no categorical features and no constraints.
+    compiled_loop : bool, default=True
+        Grow each tree in one compiled call (:mod:`.compiled_grower`) where
+        that loop applies; False always runs the Python loop, which grows
+        the same trees more slowly (for tests that compare the two).
 
     Attributes
     ----------
@@ -183,7 +188,7 @@ class TreeGrower:
                  max_leaf_nodes=31, max_depth=None, min_samples_leaf=20,
                  min_hessian_to_split=1e-3, l2_regularization=0.0, min_gain_to_split=0.0,
                  shrinkage=1.0, is_categorical=None, monotonic_cst=None, interaction_cst=None,
-                 grow_policy="lossguide"):
+                 grow_policy="lossguide", compiled_loop=True):
         if not isinstance(rows, RowStore):
             raise TypeError(
                 f"rows must implement the RowStore protocol (wrap binned data in "
@@ -252,6 +257,15 @@ class TreeGrower:
         self._set_constraints(monotonic_cst, interaction_cst, n_features)
         self.time_find_split = 0.0
         self._can_split = None  # found by the first grow(), see _features_that_can_split
+        self._loop = None
+        if (compiled_loop and isinstance(rows, NodeRows) and not rows.has_wide_columns
+                and grow_policy != "symmetric" and max_leaf_nodes is not None
+                and self.monotonic_cst is None and self._groups is None):
+            self._loop = compiled_grower.LoopState(max_leaf_nodes)
+            self._loop_settings = compiled_grower.GrowSettings(
+                max_leaf_nodes, -1 if max_depth is None else max_depth, self.min_samples_leaf,
+                self.min_hessian_to_split, self.l2_regularization, self.min_gain_to_split,
+                self.shrinkage, grow_policy == "depthwise")
 
     def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
         self.monotonic_cst = None
@@ -417,6 +431,8 @@ class TreeGrower:
             self._can_split = self._features_that_can_split(gradients, hessians)
         self._mask = _as_mask(feature_mask, rows.n_features) & self._can_split
         n_used, sum_g, sum_h = rows.start(gradients, hessians, sample_indices, self._mask)
+        if self._loop is not None:
+            return self._grow_compiled(n_used, sum_g, sum_h)
         self._heap = []
         self._free_slots = list(range(self._histograms.shape[0] - 1, -1, -1))
         hists = self._histograms
@@ -498,58 +514,108 @@ class TreeGrower:
                 self._free_slots.append(parent_slot)
         return self._finalize(nodes)
 
+    def _grow_compiled(self, n_used, sum_g, sum_h):
+        """Grow the started tree with the compiled loop and build its
+        :class:`GrownTree` from the loop's node tables."""
+        state = self._loop
+        rows = self.rows
+        n_nodes = compiled_grower.grow_tree(
+            rows.tree_rows(), self._loop_settings, state, self._histograms, self._split_scratch,
+            self._mask, self.n_bins_non_missing, self.is_categorical, n_used, sum_g, sum_h)
+        histogram_s, split_s, partition_s = state.phase_seconds().tolist()
+        self.time_find_split += split_s
+        cg = compiled_grower
+        ints = state.ints[:n_nodes]
+        floats = state.floats[:n_nodes]
+        is_leaf = ints[:, cg.LEFT] < 0
+        leaf_ids = np.flatnonzero(is_leaf)
+        split_ids = np.flatnonzero(~is_leaf)
+        rows.record_compiled_tree(leaf_ids.tolist(), ints[leaf_ids, cg.START].tolist(),
+                                  ints[leaf_ids, cg.STOP].tolist(), histogram_s, partition_s)
+        categorical = split_ids[ints[split_ids, cg.CATEGORICAL] != 0]
+        return self._assemble(
+            count=ints[:, cg.COUNT], depth=ints[:, cg.DEPTH], left=ints[:, cg.LEFT],
+            right=ints[:, cg.RIGHT], leaf_ids=leaf_ids,
+            leaf_values=self._leaf_values(floats[leaf_ids, cg.SUM_G],
+                                          floats[leaf_ids, cg.SUM_H] + floats[leaf_ids, cg.L2]),
+            split_ids=split_ids, features=ints[split_ids, cg.FEATURE],
+            bin_thresholds=ints[split_ids, cg.BIN], missing_left=ints[split_ids, cg.MISSING_LEFT],
+            gains=floats[split_ids, cg.GAIN],
+            categories=dict(zip(categorical.tolist(), state.bits[categorical])))
+
+    def _leaf_values(self, sum_g, den):
+        """Leaf values from sums of gradients and ``sum_h + l2``, shrunk."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(den > 0, -sum_g / den * self.shrinkage, 0.0)
+
     def _finalize(self, nodes):
         """Turn the list of node dicts into the flat NODE_DTYPE array."""
-        n_nodes = len(nodes)
-        out = np.zeros(n_nodes, dtype=NODE_DTYPE)
-        # Filled a column at a time: setting a structured array's fields
-        # one node at a time took a third of a millisecond a tree.
-        is_leaf = np.array([nd["left"] < 0 for nd in nodes])
         leaves = [nd for nd in nodes if nd["left"] < 0]
         splits = [nd for nd in nodes if nd["left"] >= 0]
-        leaf_ids = [nd["id"] for nd in leaves]
-        split_ids = [nd["id"] for nd in splits]
-        out["count"] = [nd["count"] for nd in nodes]
-        out["depth"] = [nd["depth"] for nd in nodes]
-        out["num_threshold"] = np.nan
-        out["is_leaf"] = is_leaf
-        out["feature_idx"][is_leaf] = -1
-        out["left"][is_leaf] = -1
-        out["right"][is_leaf] = -1
         if self.monotonic_cst is not None:
             # Clipped to the bounds, then shrunk: the bounds are in the unit
             # of the Newton steps, as the mid-points.
             leaf_values = np.array([nd["value"] for nd in leaves], dtype=np.float64)
             leaf_values *= self.shrinkage
         else:
-            sum_g = np.array([nd["sum_g"] for nd in leaves], dtype=np.float64)
-            den = np.array([nd["sum_h"] + nd["l2"] for nd in leaves], dtype=np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                leaf_values = np.where(den > 0, -sum_g / den * self.shrinkage, 0.0)
+            leaf_values = self._leaf_values(
+                np.array([nd["sum_g"] for nd in leaves], dtype=np.float64),
+                np.array([nd["sum_h"] + nd["l2"] for nd in leaves], dtype=np.float64))
+        return self._assemble(
+            count=[nd["count"] for nd in nodes], depth=[nd["depth"] for nd in nodes],
+            left=[nd["left"] for nd in nodes], right=[nd["right"] for nd in nodes],
+            leaf_ids=[nd["id"] for nd in leaves], leaf_values=leaf_values,
+            split_ids=[nd["id"] for nd in splits],
+            features=np.array([nd["split"][1] for nd in splits], dtype=np.int64),
+            bin_thresholds=np.array([nd["split"][2] for nd in splits], dtype=np.int64),
+            missing_left=[nd["split"][3] for nd in splits],
+            gains=[nd["split"][0] for nd in splits],
+            categories={nd["id"]: nd["split"][7] for nd in splits
+                        if nd["split"][7] is not None})
+
+    def _assemble(self, count, depth, left, right, leaf_ids, leaf_values, split_ids, features,
+                  bin_thresholds, missing_left, gains, categories):
+        """The :class:`GrownTree` of nodes given column by column: every
+        node's ``count``, ``depth``, ``left`` and ``right`` (-1 at leaves);
+        the leaves' ids and values; the splits' ids, features, bin
+        thresholds, missing directions and gains; and the left categories
+        of the categorical splits, by node id."""
+        n_nodes = len(count)
+        out = np.zeros(n_nodes, dtype=NODE_DTYPE)
+        # Filled a column at a time: setting a structured array's fields
+        # one node at a time took a third of a millisecond a tree.
+        is_leaf = np.asarray(left) < 0
+        out["count"] = count
+        out["depth"] = depth
+        out["num_threshold"] = np.nan
+        out["is_leaf"] = is_leaf
+        out["feature_idx"][is_leaf] = -1
+        out["left"][is_leaf] = -1
+        out["right"][is_leaf] = -1
         out["value"][leaf_ids] = leaf_values
-        if splits:
-            features = np.array([nd["split"][1] for nd in splits], dtype=np.int64)
-            bin_thresholds = np.array([nd["split"][2] for nd in splits], dtype=np.int64)
-            out["gain"][split_ids] = [nd["split"][0] for nd in splits]
+        if len(split_ids):
+            out["gain"][split_ids] = gains
             out["feature_idx"][split_ids] = features
             out["bin_threshold"][split_ids] = bin_thresholds
-            out["missing_go_to_left"][split_ids] = [nd["split"][3] for nd in splits]
-            out["left"][split_ids] = [nd["left"] for nd in splits]
-            out["right"][split_ids] = [nd["right"] for nd in splits]
-            num_thresholds = np.full(len(splits), np.nan)
-            for k, (nd, feature, bin_threshold) in enumerate(zip(splits, features,
-                                                                 bin_thresholds)):
-                categories = nd["split"][7]
-                if categories is not None:
-                    out["is_categorical"][nd["id"]] = 1
-                    out["left_categories"][nd["id"]] = categories
+            out["missing_go_to_left"][split_ids] = missing_left
+            out["left"][split_ids] = np.asarray(left)[split_ids]
+            out["right"][split_ids] = np.asarray(right)[split_ids]
+            num_thresholds = np.full(len(split_ids), np.nan)
+            for k, (node_id, feature, bin_threshold) in enumerate(
+                    zip(np.asarray(split_ids).tolist(), features.tolist(),
+                        bin_thresholds.tolist())):
+                node_categories = categories.get(node_id)
+                if node_categories is not None:
+                    out["is_categorical"][node_id] = 1
+                    out["left_categories"][node_id] = node_categories
                 elif self.bin_thresholds is not None:
                     thresholds = self.bin_thresholds[feature]
                     # The last value bin as threshold means "all values left".
                     num_thresholds[k] = (thresholds[bin_threshold]
                                          if bin_threshold < len(thresholds) else np.inf)
             out["num_threshold"][split_ids] = num_thresholds
-        partitioned_indices, leaf_starts, leaf_stops = self.rows.leaf_assignment(leaf_ids)
+        partitioned_indices, leaf_starts, leaf_stops = self.rows.leaf_assignment(
+            np.asarray(leaf_ids).tolist())
         return GrownTree(
             nodes=out,
             partitioned_indices=partitioned_indices,

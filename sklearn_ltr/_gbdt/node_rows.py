@@ -11,7 +11,7 @@ grower cannot tell the difference.
 """
 
 from time import perf_counter
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from .histogram import (
 from .splitting import _partition
 from .wide_histogram import WideColumns
 
-__all__ = ["NodeRows", "RowStore"]
+__all__ = ["NodeRows", "RowStore", "TreeRows"]
 
 
 @runtime_checkable
@@ -116,6 +116,24 @@ class RowStore(Protocol):
         """
 
 
+class TreeRows(NamedTuple):
+    """The buffers of a :class:`NodeRows` for the tree it started last, as
+    the compiled loop (:mod:`.compiled_grower`) reads and writes them."""
+
+    X_binned: np.ndarray  # (n_samples, n_features) uint8, Fortran order
+    indices: np.ndarray  # rows of the tree, partitioned in place; int32
+    partition_buffer: np.ndarray  # scratch of the partitions; int32
+    gradients: np.ndarray  # of all rows; float32
+    hessians: np.ndarray  # of all rows (not read with const_hessian); float32
+    const_hessian: float | None  # every row's hessian, or None to read them
+    ordered_g: np.ndarray  # scratch of the gathers; float32
+    ordered_h: np.ndarray
+    sampled: bool  # whether the tree uses some of the rows only
+    features: np.ndarray  # the features whose histograms are built; int64
+    value_bins: np.ndarray  # bins written for each feature, besides the missing one; int64
+    missing_bin: int
+
+
 class NodeRows:
     """Rows of the tree being grown, grouped by node, held in this process:
     the :class:`RowStore` of a single-process fit.
@@ -192,6 +210,34 @@ class NodeRows:
     @property
     def n_samples(self):
         return self.X_binned.shape[0]
+
+    @property
+    def has_wide_columns(self):
+        """Whether some column is binned as several blocks."""
+        return self._wide is not None
+
+    def tree_rows(self):
+        """The buffers for the tree started last (:class:`TreeRows`); the
+        compiled loop that grows it gives the tree back with
+        :meth:`record_compiled_tree`."""
+        value_bins = self._value_bins
+        if value_bins is None:
+            value_bins = np.full(self.n_features, self.missing_values_bin_idx, dtype=np.int64)
+        return TreeRows(self.X_binned, self._indices, self._scratch, self._gradients,
+                        self._hessians,
+                        self._const_hessian,
+                        self._ordered_g, self._ordered_h, self._sampled, self._features,
+                        value_bins, self.missing_values_bin_idx)
+
+    def record_compiled_tree(self, leaf_ids, starts, stops, histogram_seconds,
+                             partition_seconds):
+        """Take back a tree that the compiled loop grew on :meth:`tree_rows`:
+        where each leaf's rows are in the partitioned indices (for
+        :meth:`leaf_assignment`), and the time it spent building histograms
+        and partitioning rows."""
+        self._ranges = dict(zip(leaf_ids, zip(starts, stops)))
+        self.time_histograms += histogram_seconds
+        self.time_partition += partition_seconds
 
     @property
     def n_features(self):

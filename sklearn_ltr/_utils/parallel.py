@@ -81,6 +81,29 @@ def pick(parallel_kernel, serial_kernel, work, min_parallel_work):
     return serial_kernel
 
 
+def may_pick_parallel(largest_work, min_parallel_work):
+    """Whether :func:`pick` may choose a parallel kernel for some work of at
+    most ``largest_work``, or is made to (:func:`parallel_kernels_only`):
+    for a compiled loop that picks its kernels itself, as :func:`pick`
+    would, and that is compiled with or without the parallel ones."""
+    if _parallel_only:
+        return True
+    return largest_work >= min_parallel_work and numba.get_num_threads() > 1
+
+
+def parallel_forced():
+    """Whether :func:`parallel_kernels_only` is in effect."""
+    return _parallel_only
+
+
+def count_parallel_runs(parallel_kernel, n_runs):
+    """Count ``n_runs`` runs of ``parallel_kernel`` that a compiled loop
+    chose itself, as :func:`pick` counts its own choices in
+    :func:`parallel_kernels_only`."""
+    if _parallel_only and n_runs:
+        _picked[_kernel_name(parallel_kernel), numba.get_num_threads()] += n_runs
+
+
 def _kernel_name(kernel):
     return getattr(getattr(kernel, "py_func", kernel), "__name__", repr(kernel))
 

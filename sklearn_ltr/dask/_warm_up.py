@@ -70,7 +70,7 @@ def _warm_up():
     Each numba kernel is compiled (or loaded from the cache) the first time a
     process calls it with a given type signature, so the calls below follow
     the paths a model-selection task takes: dense float64 and float32 input,
-    sparse CSR input, sample weights, early stopping on a validation set, the
+    sparse CSR input, sample weights, sampled queries, early stopping on a validation set, the
     multiple-objective LambdaMART options, prediction and the ranking scorers.
     They run twice: small inputs use the serial twins of the parallel
     kernels and large ones the parallel kernels (``sklearn_ltr._utils.parallel``),
@@ -100,6 +100,8 @@ def _warm_up_paths():
         LambdaMARTRanker(
             secondary_weight=0.5, lambda_schedule="linear", leaf_estimation="gradient", **small
         ),
+        # Sampled queries: the row store gathers their gradients itself.
+        LambdaMARTRanker(subsample=0.5, **small),
         XENDCGRanker(**small),
         ListNetRanker(**small),
         YetiRankRanker(**small),

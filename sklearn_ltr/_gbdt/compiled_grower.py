@@ -1,0 +1,513 @@
+"""The loop of a leaf-wise or depth-wise tree in one compiled call.
+
+:class:`~.grower.TreeGrower` orchestrates a tree in Python: for every split
+it partitions the rows, builds the smaller child's histogram and scans the
+children for their best splits, each a compiled kernel, with Python in
+between to pick the next leaf and keep the nodes. On small data those
+Python steps and the kernel calls themselves cost about as much as the
+kernels' work: on LightGBM's example data (3,005 rows, 300 features) a
+quarter of a fit. :func:`grow_tree` runs the same loop in compiled code,
+calling the same kernels in the same order with the same arguments, so it
+grows the same trees bit for bit, and :class:`~.grower.TreeGrower` uses it
+whenever it can: rows held in this process (:class:`~.node_rows.NodeRows`)
+without wide categorical columns, ``lossguide`` or ``depthwise`` trees with
+``max_leaf_nodes`` set, and no monotonic or interaction constraints. Any
+other tree is grown by the Python loop.
+
+The next leaf to split is the one the Python loop's heap would pop: the
+largest gain (for ``depthwise``, the smallest depth), the lowest node id
+among equals. With at most ``max_leaf_nodes`` candidates a scan of them is
+as fast as a heap.
+
+Kernels too small for threads run serially, as :func:`~.._utils.parallel.pick`
+chooses for the Python loop. A loop that may call the parallel kernels
+compiles them in; one that never does (small data, or one thread) is a
+separate compiled variant without them, so that a small fit compiles no
+parallel kernel, as before.
+"""
+
+import types
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .._utils.clock import TICKS_PER_SECOND, ticks
+from .._utils.parallel import count_parallel_runs, may_pick_parallel, parallel_forced
+from .categorical import CATEGORY_L2, _fill_left_categories
+from .common import BITSET_DTYPE, BITSET_WORDS
+from .histogram import (
+    _MIN_PARALLEL_CELLS,
+    _PREFETCH_MAX_SHARE,
+    _PREFETCH_ROWS_AHEAD,
+    _build_histogram_of_rows,
+    _build_histogram_of_rows_const,
+    _build_histogram_of_rows_const_serial,
+    _build_histogram_of_rows_serial,
+    _gather_gradients,
+    _gather_gradients_only,
+)
+from .splitting import (
+    _MIN_PARALLEL_BINS,
+    _best_split_of_each_feature,
+    _best_split_of_each_feature_serial,
+    _partition,
+    scanned_bins,
+)
+
+__all__ = ["GrowSettings", "LoopState", "grow_tree"]
+
+# Columns of the float node table.
+SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
+# Columns of the integer node table.
+(COUNT, DEPTH, LEFT, RIGHT, START, STOP, SLOT, CANDIDATE, FEATURE, BIN, MISSING_LEFT,
+ COUNT_LEFT, CATEGORICAL) = range(13)
+# Indices of the phase clock.
+HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
+
+# The kernels of large histograms and scans, as the loop's functions name
+# them; each compiled variant (see _variant at the end) binds them to the
+# parallel kernels or to their serial twins.
+_HISTOGRAM = _build_histogram_of_rows_serial
+_HISTOGRAM_CONST = _build_histogram_of_rows_const_serial
+_SCAN = _best_split_of_each_feature_serial
+
+
+class GrowSettings(NamedTuple):
+    """The grower's parameters the loop reads (see :class:`~.grower.TreeGrower`)."""
+
+    max_leaves: int
+    max_depth: int  # -1: none
+    min_samples_leaf: int
+    min_hessian_to_split: float
+    l2_regularization: float
+    min_gain_to_split: float
+    shrinkage: float
+    depthwise: bool
+
+
+class LoopState:
+    """The loop's buffers, allocated once per grower: the node tables, the
+    free histogram slots, and what the last tree leaves for the Python side
+    (its phase times, its runs of parallel kernels)."""
+
+    def __init__(self, max_leaves):
+        n_nodes = 2 * max_leaves - 1
+        self.floats = np.empty((n_nodes, 6))
+        self.ints = np.empty((n_nodes, 13), dtype=np.int64)
+        self.bits = np.empty((n_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
+        self.free_slots = np.empty(max_leaves, dtype=np.int64)
+        self.phase_ticks = np.zeros(3, dtype=np.int64)
+        self.parallel_calls = np.zeros(2, dtype=np.int64)  # histograms, scans
+
+    def phase_seconds(self):
+        """Seconds the last tree spent building histograms, finding splits
+        and partitioning rows."""
+        return self.phase_ticks / TICKS_PER_SECOND
+
+
+@njit(cache=True, inline="always")
+def _set_left_bins(bits, k, feature_bin, missing_left, categorical, missing_bin, out):
+    """The bins that go left at node ``k``'s split, the missing bin included
+    (what :func:`~.splitting.left_bins` returns)."""
+    if categorical:
+        for w in range(BITSET_WORDS):
+            out[w] = bits[k, w]
+    else:
+        full = (feature_bin + 1) >> 5
+        rest = (feature_bin + 1) & 31
+        for w in range(BITSET_WORDS):
+            out[w] = 0
+        for w in range(full):
+            out[w] = BITSET_DTYPE(0xFFFFFFFF)
+        if rest:
+            out[full] = BITSET_DTYPE((1 << rest) - 1)
+    if missing_left:
+        out[missing_bin >> 5] |= BITSET_DTYPE(1) << BITSET_DTYPE(missing_bin & 31)
+
+
+def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, const_hessian,
+                    ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features,
+                    feature_mask, value_bins, n_bins_non_missing, missing_bin, is_categorical,
+                    histograms, per_feature, work, best_features, max_leaves, max_depth,
+                    min_samples_leaf, min_hessian_to_split, l2_regularization,
+                    min_gain_to_split, depthwise, scan_bins, min_parallel_cells,
+                    min_parallel_bins, floats, ints, bits, free_slots, phase_ticks,
+                    parallel_calls):
+    """Grow one tree; return its number of nodes (see the module docstring).
+
+    Node ``k``'s row is ``floats[k]`` and ``ints[k]`` (columns named at the
+    top of the module) and, for a categorical split, ``bits[k]``. Leaves have
+    ``LEFT`` -1; splits have their ``FEATURE``, ``BIN`` (0 for a
+    categorical split, whose left categories are ``bits[k]``),
+    ``MISSING_LEFT`` and ``GAIN``. ``START`` and ``STOP`` are a leaf's rows
+    in ``indices``. ``const_hessian`` None: hessians are read (numba
+    compiles the loop once with None, once with a float, each with the
+    histogram kernels of its case only).
+    ``min_parallel_cells`` and ``min_parallel_bins``: the work from which
+    the parallel kernels run (those of this variant; 0 forces them).
+    """
+    n_rows_all = X_binned.shape[0]
+    n_active = features.shape[0]
+    n_free = 0
+    for s in range(histograms.shape[0] - 1, -1, -1):
+        free_slots[n_free] = s
+        n_free += 1
+    subtract = np.zeros(2, dtype=np.uint8)
+    totals = np.empty((2, 3))
+    left_bins = np.empty(BITSET_WORDS, dtype=BITSET_DTYPE)
+    scan_nodes = np.empty(2, dtype=np.int64)
+    scan_siblings = np.empty(2, dtype=np.int64)
+
+    _new_leaf(ints, floats, 0, n_used, sum_g, sum_h, 0, l2_regularization)
+    ints[0, START] = 0
+    ints[0, STOP] = n_used
+    n_nodes = 1
+    n_leaves = 1
+
+    if _splittable(n_used, sum_h, 0, max_depth, min_samples_leaf, min_hessian_to_split):
+        n_free -= 1
+        ints[0, SLOT] = free_slots[n_free]
+        tic = ticks()
+        hist = histograms[ints[0, SLOT]]
+        if sampled:
+            parallel_calls[0] += _node_histogram(
+                X_binned, indices, 0, n_used, gradients, hessians, const_hessian,
+                ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells)
+        elif n_rows_all * n_active >= min_parallel_cells:
+            parallel_calls[0] += 1
+            if const_hessian is None:
+                _HISTOGRAM(X_binned, indices[:0], False, gradients, hessians, features, hist,
+                           value_bins, 0)
+            else:
+                _HISTOGRAM_CONST(X_binned, indices[:0], False, gradients, const_hessian,
+                                 features, hist, value_bins, 0)
+        elif const_hessian is None:
+            _build_histogram_of_rows_serial(X_binned, indices[:0], False, gradients, hessians,
+                                            features, hist, value_bins, 0)
+        else:
+            _build_histogram_of_rows_const_serial(X_binned, indices[:0], False, gradients,
+                                                  const_hessian, features, hist, value_bins, 0)
+        phase_ticks[HISTOGRAMS] += ticks() - tic
+        scan_nodes[0] = 0
+        scan_siblings[0] = -1
+        n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract, totals,
+                              n_bins_non_missing, missing_bin, feature_mask, is_categorical,
+                              min_samples_leaf, min_hessian_to_split, l2_regularization,
+                              min_gain_to_split, per_feature, work, best_features, scan_bins,
+                              min_parallel_bins, floats, ints, bits, free_slots, n_free,
+                              phase_ticks, parallel_calls)
+
+    while n_leaves < max_leaves:
+        node = _next_leaf(ints, floats, n_nodes, depthwise)
+        if node < 0:
+            break
+        ints[node, CANDIDATE] = 0
+        depth = ints[node, DEPTH] + 1
+        categorical = ints[node, CATEGORICAL]
+        # The children of a categorical split get the extra L2 its gain was
+        # computed with.
+        l2 = l2_regularization + (CATEGORY_L2 if categorical else 0.0)
+        left = n_nodes
+        right = n_nodes + 1
+        n_nodes += 2
+        count_left = ints[node, COUNT_LEFT]
+        _new_leaf(ints, floats, left, count_left, floats[node, G_LEFT], floats[node, H_LEFT],
+                  depth, l2)
+        _new_leaf(ints, floats, right, ints[node, COUNT] - count_left,
+                  floats[node, SUM_G] - floats[node, G_LEFT],
+                  floats[node, SUM_H] - floats[node, H_LEFT], depth, l2)
+        ints[node, LEFT] = left
+        ints[node, RIGHT] = right
+        n_leaves += 1
+        parent_slot = ints[node, SLOT]
+        ints[node, SLOT] = -1
+        _set_left_bins(bits, node, ints[node, BIN], ints[node, MISSING_LEFT], categorical,
+                       missing_bin, left_bins)
+        tic = ticks()
+        start = ints[node, START]
+        stop = ints[node, STOP]
+        n_left = _partition(indices[start:stop], X_binned, ints[node, FEATURE], left_bins,
+                            partition_buffer)
+        phase_ticks[PARTITION] += ticks() - tic
+        ints[left, START] = start
+        ints[left, STOP] = start + n_left
+        ints[right, START] = start + n_left
+        ints[right, STOP] = stop
+        if n_leaves >= max_leaves:
+            # No further split will happen: no histogram for the children.
+            break
+        if ints[left, COUNT] <= ints[right, COUNT]:
+            small, large = left, right
+        else:
+            small, large = right, left
+        small_ok = _splittable(ints[small, COUNT], floats[small, SUM_H], depth, max_depth,
+                               min_samples_leaf, min_hessian_to_split)
+        large_ok = _splittable(ints[large, COUNT], floats[large, SUM_H], depth, max_depth,
+                               min_samples_leaf, min_hessian_to_split)
+        if large_ok:
+            # The smaller child's histogram is built; the larger one's is
+            # the parent's minus it, made in the parent's slot by the scan.
+            n_free -= 1
+            small_slot = free_slots[n_free]
+            tic = ticks()
+            parallel_calls[0] += _node_histogram(
+                X_binned, indices, ints[small, START], ints[small, STOP], gradients, hessians,
+                const_hessian, ordered_g, ordered_h, features, histograms[small_slot],
+                value_bins, min_parallel_cells)
+            phase_ticks[HISTOGRAMS] += ticks() - tic
+            ints[large, SLOT] = parent_slot
+            scan_nodes[0] = large
+            scan_siblings[0] = small_slot
+            if small_ok:
+                ints[small, SLOT] = small_slot
+                scan_nodes[1] = small
+                scan_siblings[1] = -1
+                n_free = _find_splits(scan_nodes, scan_siblings, 2, histograms, subtract,
+                                      totals, n_bins_non_missing, missing_bin, feature_mask,
+                                      is_categorical, min_samples_leaf, min_hessian_to_split,
+                                      l2_regularization, min_gain_to_split, per_feature, work,
+                                      best_features, scan_bins, min_parallel_bins, floats, ints,
+                                      bits, free_slots, n_free, phase_ticks, parallel_calls)
+            else:
+                n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract,
+                                      totals, n_bins_non_missing, missing_bin, feature_mask,
+                                      is_categorical, min_samples_leaf, min_hessian_to_split,
+                                      l2_regularization, min_gain_to_split, per_feature, work,
+                                      best_features, scan_bins, min_parallel_bins, floats, ints,
+                                      bits, free_slots, n_free, phase_ticks, parallel_calls)
+                free_slots[n_free] = small_slot
+                n_free += 1
+        elif small_ok:
+            tic = ticks()
+            parallel_calls[0] += _node_histogram(
+                X_binned, indices, ints[small, START], ints[small, STOP], gradients, hessians,
+                const_hessian, ordered_g, ordered_h, features, histograms[parent_slot],
+                value_bins, min_parallel_cells)
+            phase_ticks[HISTOGRAMS] += ticks() - tic
+            ints[small, SLOT] = parent_slot
+            scan_nodes[0] = small
+            scan_siblings[0] = -1
+            n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract, totals,
+                                  n_bins_non_missing, missing_bin, feature_mask, is_categorical,
+                                  min_samples_leaf, min_hessian_to_split, l2_regularization,
+                                  min_gain_to_split, per_feature, work, best_features,
+                                  scan_bins, min_parallel_bins, floats, ints, bits, free_slots,
+                                  n_free, phase_ticks, parallel_calls)
+        else:
+            free_slots[n_free] = parent_slot
+            n_free += 1
+    return n_nodes
+
+
+@njit(cache=True, inline="always")
+def _new_leaf(ints, floats, k, count, sum_g, sum_h, depth, l2):
+    """Make node ``k`` a leaf of ``count`` rows with these sums (its row
+    range is set by the partition that makes it)."""
+    ints[k, COUNT] = count
+    ints[k, DEPTH] = depth
+    ints[k, LEFT] = -1
+    ints[k, RIGHT] = -1
+    ints[k, SLOT] = -1
+    ints[k, CANDIDATE] = 0
+    floats[k, SUM_G] = sum_g
+    floats[k, SUM_H] = sum_h
+    floats[k, L2] = l2
+
+
+@njit(cache=True, inline="always")
+def _splittable(count, sum_h, depth, max_depth, min_samples_leaf, min_hessian_to_split):
+    """:meth:`~.grower.TreeGrower._splittable`."""
+    if max_depth >= 0 and depth >= max_depth:
+        return False
+    if count < 2 * min_samples_leaf:
+        return False
+    return sum_h >= 2 * min_hessian_to_split
+
+
+@njit(cache=True)
+def _next_leaf(ints, floats, n_nodes, depthwise):
+    """The candidate the Python loop's heap would pop: the smallest key
+    (``-gain``, or the depth for depth-wise trees), then the smallest id;
+    -1 if there is none."""
+    best = -1
+    best_key = 0.0
+    for k in range(n_nodes):
+        if not ints[k, CANDIDATE]:
+            continue
+        key = float(ints[k, DEPTH]) if depthwise else -floats[k, GAIN]
+        if best < 0 or key < best_key:
+            best = k
+            best_key = key
+    return best
+
+
+def _node_histogram(X_binned, indices, start, stop, gradients, hessians, const_hessian,
+                    ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells):
+    """:meth:`~.node_rows.NodeRows._node_histogram` of the rows
+    ``indices[start:stop]``; return 1 if it ran the parallel kernel."""
+    rows = indices[start:stop]
+    n = stop - start
+    ahead = _PREFETCH_ROWS_AHEAD if n < _PREFETCH_MAX_SHARE * X_binned.shape[0] else 0
+    parallel = n * features.shape[0] >= min_parallel_cells
+    if const_hessian is None:
+        _gather_gradients(rows, gradients, hessians, ordered_g, ordered_h)
+        if parallel:
+            _HISTOGRAM(X_binned, rows, True, ordered_g, ordered_h, features, hist, value_bins,
+                       ahead)
+        else:
+            _build_histogram_of_rows_serial(X_binned, rows, True, ordered_g, ordered_h,
+                                            features, hist, value_bins, ahead)
+    else:
+        _gather_gradients_only(rows, gradients, ordered_g)
+        if parallel:
+            _HISTOGRAM_CONST(X_binned, rows, True, ordered_g, const_hessian, features, hist,
+                             value_bins, ahead)
+        else:
+            _build_histogram_of_rows_const_serial(X_binned, rows, True, ordered_g, const_hessian,
+                                                  features, hist, value_bins, ahead)
+    return 1 if parallel else 0
+
+
+def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
+                 n_bins_non_missing, missing_bin, feature_mask, is_categorical,
+                 min_samples_leaf, min_hessian_to_split, l2_regularization, min_gain_to_split,
+                 per_feature, work, best_features, scan_bins, min_parallel_bins, floats, ints,
+                 bits, free_slots, n_free, phase_ticks, parallel_calls):
+    """:meth:`~.grower.TreeGrower._find_splits` with
+    :func:`~.splitting.find_best_splits` of the ``n_scan`` nodes
+    ``scan_nodes`` (each with its sibling's slot, or -1); return the number
+    of free slots after the nodes without a split gave theirs back."""
+    tic = ticks()
+    for k in range(n_scan):
+        node = scan_nodes[k]
+        subtract[k] = scan_siblings[k] >= 0
+        totals[k, 0] = floats[node, SUM_G]
+        totals[k, 1] = floats[node, SUM_H]
+        totals[k, 2] = float(ints[node, COUNT])
+    hist0 = histograms[ints[scan_nodes[0], SLOT]]
+    hist1 = histograms[ints[scan_nodes[n_scan - 1], SLOT]]
+    sibling0 = hist0 if scan_siblings[0] < 0 else histograms[scan_siblings[0]]
+    sibling1 = (hist1 if scan_siblings[n_scan - 1] < 0
+                else histograms[scan_siblings[n_scan - 1]])
+    nodes_features = per_feature[:n_scan]
+    if n_scan * scan_bins >= min_parallel_bins:
+        parallel_calls[1] += 1
+        _SCAN(hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing,
+              missing_bin, feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
+              l2_regularization, nodes_features, work, None, None, best_features)
+    else:
+        _best_split_of_each_feature_serial(
+            hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing, missing_bin,
+            feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
+            l2_regularization, nodes_features, work, None, None, best_features)
+    for k in range(n_scan):
+        node = scan_nodes[k]
+        best = best_features[k]
+        gain = per_feature[k, best, 0] if best >= 0 else -np.inf
+        if best < 0 or not gain > min_gain_to_split:
+            free_slots[n_free] = ints[node, SLOT]
+            n_free += 1
+            ints[node, SLOT] = -1
+            continue
+        ints[node, CANDIDATE] = 1
+        ints[node, FEATURE] = best
+        floats[node, GAIN] = gain
+        ints[node, MISSING_LEFT] = int(per_feature[k, best, 2])
+        floats[node, G_LEFT] = per_feature[k, best, 3]
+        floats[node, H_LEFT] = per_feature[k, best, 4]
+        ints[node, COUNT_LEFT] = int(per_feature[k, best, 5] + 0.5)
+        if is_categorical[best]:
+            # The scan kept the size of the set; the set is made for the
+            # chosen feature only.
+            ints[node, CATEGORICAL] = 1
+            ints[node, BIN] = 0
+            _fill_left_categories(histograms[ints[node, SLOT]][best],
+                                  np.int64(n_bins_non_missing[best]), missing_bin,
+                                  int(per_feature[k, best, 1]), bits[node])
+        else:
+            ints[node, CATEGORICAL] = 0
+            ints[node, BIN] = int(per_feature[k, best, 1])
+    phase_ticks[SPLIT_FINDING] += ticks() - tic
+    return n_free
+
+
+def _variant(name, **kernels):
+    """A compiled copy of the loop whose large histograms and scans call
+    ``kernels`` (the parallel kernels, or their serial twins), cached under
+    a name of its own."""
+    compiled = {}
+    for helper in (_node_histogram, _find_splits, _grow_tree_loop):
+        namespace = dict(helper.__globals__)
+        namespace.update(kernels)
+        namespace.update(compiled)
+        function = types.FunctionType(helper.__code__, namespace, helper.__name__ + name)
+        function.__qualname__ = helper.__qualname__ + name
+        function.__module__ = helper.__module__
+        function.__doc__ = helper.__doc__
+        compiled[helper.__name__] = njit(cache=True)(function)
+    return compiled["_grow_tree_loop"]
+
+
+_grow_tree_serial = _variant(
+    "_serial", _HISTOGRAM=_build_histogram_of_rows_serial,
+    _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
+    _SCAN=_best_split_of_each_feature_serial)
+_grow_tree_parallel = _variant(
+    "_parallel", _HISTOGRAM=_build_histogram_of_rows,
+    _HISTOGRAM_CONST=_build_histogram_of_rows_const, _SCAN=_best_split_of_each_feature)
+
+
+def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_bins_non_missing,
+              is_categorical, n_used, sum_g, sum_h):
+    """Grow one tree in one compiled call.
+
+    Parameters
+    ----------
+    rows : TreeRows
+        The row store's buffers for this tree (:meth:`~.node_rows.NodeRows.tree_rows`).
+    settings : GrowSettings
+    state : LoopState
+        Receives the nodes, and the phase times and parallel kernel runs
+        of this tree.
+    histograms : ndarray of shape (n_slots, n_features, n_bins, 4)
+        The grower's histogram pool.
+    split_scratch : tuple
+        :func:`~.splitting.split_scratch`.
+    feature_mask, n_bins_non_missing, is_categorical : ndarray
+        As the grower gives them to :func:`~.splitting.find_best_splits`.
+    n_used : int
+    sum_g, sum_h : float
+        What :meth:`~.node_rows.NodeRows.start` returned.
+
+    Returns
+    -------
+    n_nodes : int
+        The tree's nodes are the first ``n_nodes`` rows of the state's tables.
+    """
+    per_feature, work, best_features = split_scratch
+    scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
+    # The variant with the parallel kernels only where pick() could choose
+    # one: the root's histogram and two siblings' scans are the largest work.
+    parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
+                or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS))
+    if parallel_forced():
+        min_cells, min_bins = 0, 0
+    else:
+        min_cells, min_bins = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS
+    state.phase_ticks[:] = 0
+    state.parallel_calls[:] = 0
+    loop = _grow_tree_parallel if parallel else _grow_tree_serial
+    n_nodes = loop(
+        rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
+        rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
+        rows.features, feature_mask, rows.value_bins, n_bins_non_missing, rows.missing_bin,
+        is_categorical, histograms, per_feature, work, best_features, settings.max_leaves,
+        settings.max_depth, settings.min_samples_leaf, settings.min_hessian_to_split,
+        settings.l2_regularization, settings.min_gain_to_split, settings.depthwise, scan_bins,
+        min_cells, min_bins, state.floats, state.ints, state.bits, state.free_slots,
+        state.phase_ticks, state.parallel_calls)
+    count_parallel_runs(_build_histogram_of_rows if rows.const_hessian is None
+                        else _build_histogram_of_rows_const, int(state.parallel_calls[0]))
+    count_parallel_runs(_best_split_of_each_feature, int(state.parallel_calls[1]))
+    return n_nodes

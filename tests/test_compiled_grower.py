@@ -1,0 +1,168 @@
+"""The compiled tree loop (``_gbdt/compiled_grower.py``) against the Python
+loop of TreeGrower, its oracle: the same trees, bit for bit, wherever it
+applies, and the Python loop wherever it does not."""
+
+import functools
+import time
+
+import numba
+import numpy as np
+import pytest
+
+from sklearn_ltr._gbdt import booster, compiled_grower
+from sklearn_ltr._gbdt.binning import BinMapper
+from sklearn_ltr._gbdt.grower import TreeGrower
+from sklearn_ltr._gbdt.node_rows import NodeRows
+from sklearn_ltr._utils.clock import TICKS_PER_SECOND, ticks
+from sklearn_ltr.datasets import make_ranking
+
+from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
+from conftest import fit_labels
+
+
+def _data(n=2500, n_features=8, seed=0, categorical=False, missing=0.05):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_features))
+    X[:, 2] = rng.integers(0, 4, n)
+    X[rng.random(n) < 0.6, 5] = 0.0  # sparse
+    if categorical:
+        X[:, 6] = rng.integers(0, 40, n)
+    X[rng.random(X.shape) < missing] = np.nan
+    is_categorical = np.zeros(n_features, dtype=bool)
+    is_categorical[6] = categorical
+    mapper = BinMapper(max_bins=63, is_categorical=is_categorical, random_state=0).fit(X)
+    Xb = mapper.transform(X)
+    signal = np.nan_to_num(X[:, 0]) + 2 * (np.nan_to_num(X[:, 1]) > 0.3)
+    if categorical:
+        signal += np.sin(np.nan_to_num(X[:, 6]))
+    g = (0.2 * rng.standard_normal(n) - signal).astype(np.float32)
+    h = rng.uniform(0.2, 1.5, n).astype(np.float32)
+    return Xb, g, h, mapper, is_categorical
+
+
+def _grow_trees(compiled, Xb, g, h, mapper, is_categorical, n_trees=3, constant_hessian=None,
+                sample=None, feature_mask=None, **params):
+    rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_,
+                    constant_hessian=constant_hessian)
+    grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                        bin_thresholds=mapper.bin_thresholds_, is_categorical=is_categorical,
+                        compiled_loop=compiled, **params)
+    assert (grower._loop is not None) == compiled
+    trees = []
+    for t in range(n_trees):
+        # Each tree on other gradients, through the same grower and buffers.
+        shift = np.float32(0.3 * t)
+        trees.append(grower.grow(g * (1 + shift) - shift, h, sample_indices=sample,
+                                 feature_mask=feature_mask))
+    return trees, grower
+
+
+def _assert_same_tree(a, b):
+    assert a.nodes.dtype == b.nodes.dtype and a.nodes.shape == b.nodes.shape
+    for name in a.nodes.dtype.names:  # field by field, so NaN thresholds compare equal
+        np.testing.assert_array_equal(a.nodes[name], b.nodes[name], err_msg=name)
+    for field in ("partitioned_indices", "leaf_starts", "leaf_stops", "leaf_values",
+                  "leaf_nodes"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+CASES = {
+    "lossguide": {},
+    "depthwise": {"grow_policy": "depthwise", "max_depth": 4},
+    "max_depth": {"max_depth": 3, "max_leaf_nodes": 63},
+    "two_leaves": {"max_leaf_nodes": 2},
+    "small_leaves": {"min_samples_leaf": 1, "max_leaf_nodes": 40},
+    "large_leaves": {"min_samples_leaf": 300},
+    "regularised": {"l2_regularization": 2.0, "min_gain_to_split": 5.0, "shrinkage": 0.1},
+    "min_hessian": {"min_hessian_to_split": 40.0},
+}
+
+
+@pytest.mark.parametrize("params", CASES.values(), ids=CASES.keys())
+@pytest.mark.parametrize("categorical", [False, True], ids=["numeric", "categorical"])
+def test_same_trees_as_the_python_loop(params, categorical):
+    Xb, g, h, mapper, is_cat = _data(categorical=categorical)
+    compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **params)
+    python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat, **params)
+    for a, b in zip(compiled, python):
+        _assert_same_tree(a, b)
+    assert sum((t.nodes["is_leaf"] == 0).sum() for t in compiled) >= 3
+    if categorical and "max_leaf_nodes" not in params and "min_gain_to_split" not in params:
+        # The data make a categorical split worth it: the loop made its set.
+        assert any(t.nodes["is_categorical"].any() for t in compiled)
+
+
+@pytest.mark.parametrize("constant_hessian", [None, 0.5])
+def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(constant_hessian):
+    Xb, g, h, mapper, is_cat = _data(seed=4, categorical=True)
+    if constant_hessian is not None:
+        h = np.full_like(h, constant_hessian)
+    sample = np.flatnonzero(np.random.default_rng(1).random(len(g)) < 0.6)
+    mask = np.ones(Xb.shape[1], dtype=bool)
+    mask[1] = False
+    for kw in ({"sample": sample}, {"feature_mask": mask}, {}):
+        compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat,
+                                  constant_hessian=constant_hessian, **kw)
+        python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat,
+                                constant_hessian=constant_hessian, **kw)
+        for a, b in zip(compiled, python):
+            _assert_same_tree(a, b)
+        if "feature_mask" in kw:
+            assert 1 not in compiled[0].nodes["feature_idx"]
+
+
+def test_the_python_loop_grows_what_the_compiled_one_cannot():
+    Xb, g, h, mapper, is_cat = _data()
+    n_features = Xb.shape[1]
+    for params in ({"grow_policy": "symmetric", "max_depth": 3},
+                   {"max_leaf_nodes": None, "max_depth": 4},
+                   {"monotonic_cst": [1] + [0] * (n_features - 1)},
+                   {"interaction_cst": [{0, 1}, set(range(2, n_features))]}):
+        rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_)
+        grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
+                            **params)
+        assert grower._loop is None, params
+        assert (grower.grow(g, h).nodes["is_leaf"] == 0).sum() >= 1
+
+
+def test_phase_times_come_from_the_compiled_loop():
+    Xb, g, h, mapper, is_cat = _data()
+    _, grower = _grow_trees(True, Xb, g, h, mapper, is_cat, n_trees=2)
+    assert grower.time_histograms > 0
+    assert grower.time_find_split > 0
+    assert grower.time_partition > 0
+
+
+@needs_two_threads
+def test_parallel_kernels_in_the_loop_give_the_same_trees():
+    Xb, g, h, mapper, is_cat = _data(categorical=True)
+    serial, _ = _grow_trees(True, Xb, g, h, mapper, is_cat)
+    with parallel_kernels_only() as picked:
+        parallel, _ = _grow_trees(True, Xb, g, h, mapper, is_cat)
+    assert_ran_in_parallel(picked, "_build_histogram_of_rows", "_best_split_of_each_feature",
+                           n_threads=numba.get_num_threads())
+    for a, b in zip(serial, parallel):
+        _assert_same_tree(a, b)
+
+
+def test_every_ranker_fits_the_same_model_with_either_loop(ranker_class, monkeypatch):
+    X, y, qid = make_ranking(40, n_features=12, docs_per_query=25, n_categorical=1,
+                             n_categories=30, missing_rate=0.05, random_state=3)
+    y = fit_labels(ranker_class, y)
+    params = dict(n_estimators=8, random_state=0, subsample=0.8, categorical_features=[11])
+    compiled = ranker_class(**params).fit(X, y, qid=qid)
+    monkeypatch.setattr(booster, "TreeGrower", functools.partial(TreeGrower, compiled_loop=False))
+    python = ranker_class(**params).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(compiled.predict(X), python.predict(X))
+    for a, b in zip(compiled._booster.trees, python._booster.trees):
+        for name in a.dtype.names:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_clock_counts_forward():
+    first = ticks()
+    time.sleep(0.02)  # sleeps at least this long
+    second = ticks()
+    assert isinstance(first, (int, np.integer))
+    assert (second - first) / TICKS_PER_SECOND >= 0.02
+    assert compiled_grower.LoopState(4).phase_seconds().tolist() == [0.0, 0.0, 0.0]
