@@ -245,57 +245,46 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
                                min_samples_leaf, min_hessian_to_split)
         large_ok = _splittable(ints[large, COUNT], floats[large, SUM_H], depth, max_depth,
                                min_samples_leaf, min_hessian_to_split)
+        n_scan = 0
+        small_slot = -1
         if large_ok:
             # The smaller child's histogram is built; the larger one's is
             # the parent's minus it, made in the parent's slot by the scan.
             n_free -= 1
             small_slot = free_slots[n_free]
+            ints[large, SLOT] = parent_slot
+            scan_nodes[0] = large
+            scan_siblings[0] = small_slot
+            n_scan = 1
+            if small_ok:
+                ints[small, SLOT] = small_slot
+                scan_nodes[1] = small
+                scan_siblings[1] = -1
+                n_scan = 2
+        elif small_ok:
+            small_slot = parent_slot
+            ints[small, SLOT] = parent_slot
+            scan_nodes[0] = small
+            scan_siblings[0] = -1
+            n_scan = 1
+        else:
+            free_slots[n_free] = parent_slot
+            n_free += 1
+        if n_scan:
             tic = ticks()
             parallel_calls[0] += _node_histogram(
                 X_binned, indices, ints[small, START], ints[small, STOP], gradients, hessians,
                 const_hessian, ordered_g, ordered_h, features, histograms[small_slot],
                 value_bins, min_parallel_cells)
             phase_ticks[HISTOGRAMS] += ticks() - tic
-            ints[large, SLOT] = parent_slot
-            scan_nodes[0] = large
-            scan_siblings[0] = small_slot
-            if small_ok:
-                ints[small, SLOT] = small_slot
-                scan_nodes[1] = small
-                scan_siblings[1] = -1
-                n_free = _find_splits(scan_nodes, scan_siblings, 2, histograms, subtract,
-                                      totals, n_bins_non_missing, missing_bin, feature_mask,
-                                      is_categorical, min_samples_leaf, min_hessian_to_split,
-                                      l2_regularization, min_gain_to_split, per_feature, work,
-                                      best_features, scan_bins, min_parallel_bins, floats, ints,
-                                      bits, free_slots, n_free, phase_ticks, parallel_calls)
-            else:
-                n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract,
-                                      totals, n_bins_non_missing, missing_bin, feature_mask,
-                                      is_categorical, min_samples_leaf, min_hessian_to_split,
-                                      l2_regularization, min_gain_to_split, per_feature, work,
-                                      best_features, scan_bins, min_parallel_bins, floats, ints,
-                                      bits, free_slots, n_free, phase_ticks, parallel_calls)
-                free_slots[n_free] = small_slot
-                n_free += 1
-        elif small_ok:
-            tic = ticks()
-            parallel_calls[0] += _node_histogram(
-                X_binned, indices, ints[small, START], ints[small, STOP], gradients, hessians,
-                const_hessian, ordered_g, ordered_h, features, histograms[parent_slot],
-                value_bins, min_parallel_cells)
-            phase_ticks[HISTOGRAMS] += ticks() - tic
-            ints[small, SLOT] = parent_slot
-            scan_nodes[0] = small
-            scan_siblings[0] = -1
-            n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract, totals,
+            n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                                   n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                   min_samples_leaf, min_hessian_to_split, l2_regularization,
                                   min_gain_to_split, per_feature, work, best_features,
                                   scan_bins, min_parallel_bins, floats, ints, bits, free_slots,
                                   n_free, phase_ticks, parallel_calls)
-        else:
-            free_slots[n_free] = parent_slot
+        if large_ok and not small_ok:
+            free_slots[n_free] = small_slot
             n_free += 1
     return n_nodes
 
