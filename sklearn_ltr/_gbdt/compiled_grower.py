@@ -159,11 +159,14 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     scan_nodes = np.empty(2, dtype=np.int64)
     scan_siblings = np.empty(2, dtype=np.int64)
 
-    _new_leaf(ints, floats, 0, n_used, sum_g, sum_h, 0, l2_regularization)
+    # Constants passed to compiled functions are written np.int64(...) and
+    # np.bool_(...): a bare literal would make numba compile the callee once
+    # more, for that literal's own type.
+    _new_leaf(ints, floats, np.int64(0), n_used, sum_g, sum_h, np.int64(0), l2_regularization)
     ints[0, START] = 0
     ints[0, STOP] = n_used
-    n_nodes = 1
-    n_leaves = 1
+    n_nodes = np.int64(1)
+    n_leaves = np.int64(1)
 
     if _splittable(n_used, sum_h, 0, max_depth, min_samples_leaf, min_hessian_to_split):
         n_free -= 1
@@ -172,26 +175,27 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         hist = histograms[ints[0, SLOT]]
         if sampled:
             parallel_calls[0] += _node_histogram(
-                X_binned, indices, 0, n_used, gradients, hessians, const_hessian,
+                X_binned, indices, np.int64(0), n_used, gradients, hessians, const_hessian,
                 ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells)
         elif n_rows_all * n_active >= min_parallel_cells:
             parallel_calls[0] += 1
             if const_hessian is None:
-                _HISTOGRAM(X_binned, indices[:0], False, gradients, hessians, features, hist,
-                           value_bins, 0)
+                _HISTOGRAM(X_binned, indices[:0], sampled, gradients, hessians, features, hist,
+                           value_bins, np.int64(0))
             else:
-                _HISTOGRAM_CONST(X_binned, indices[:0], False, gradients, const_hessian,
-                                 features, hist, value_bins, 0)
+                _HISTOGRAM_CONST(X_binned, indices[:0], sampled, gradients, const_hessian,
+                                 features, hist, value_bins, np.int64(0))
         elif const_hessian is None:
-            _build_histogram_of_rows_serial(X_binned, indices[:0], False, gradients, hessians,
-                                            features, hist, value_bins, 0)
+            _build_histogram_of_rows_serial(X_binned, indices[:0], sampled, gradients, hessians,
+                                            features, hist, value_bins, np.int64(0))
         else:
-            _build_histogram_of_rows_const_serial(X_binned, indices[:0], False, gradients,
-                                                  const_hessian, features, hist, value_bins, 0)
+            _build_histogram_of_rows_const_serial(X_binned, indices[:0], sampled, gradients,
+                                                  const_hessian, features, hist, value_bins,
+                                                  np.int64(0))
         phase_ticks[HISTOGRAMS] += ticks() - tic
         scan_nodes[0] = 0
         scan_siblings[0] = -1
-        n_free = _find_splits(scan_nodes, scan_siblings, 1, histograms, subtract, totals,
+        n_free = _find_splits(scan_nodes, scan_siblings, np.int64(1), histograms, subtract, totals,
                               n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                               min_samples_leaf, min_hessian_to_split, l2_regularization,
                               min_gain_to_split, per_feature, work, best_features, scan_bins,
@@ -339,22 +343,24 @@ def _node_histogram(X_binned, indices, start, stop, gradients, hessians, const_h
     n = stop - start
     ahead = _PREFETCH_ROWS_AHEAD if n < _PREFETCH_MAX_SHARE * X_binned.shape[0] else 0
     parallel = n * features.shape[0] >= min_parallel_cells
+    use_rows = np.bool_(True)
     if const_hessian is None:
         _gather_gradients(rows, gradients, hessians, ordered_g, ordered_h)
         if parallel:
-            _HISTOGRAM(X_binned, rows, True, ordered_g, ordered_h, features, hist, value_bins,
+            _HISTOGRAM(X_binned, rows, use_rows, ordered_g, ordered_h, features, hist, value_bins,
                        ahead)
         else:
-            _build_histogram_of_rows_serial(X_binned, rows, True, ordered_g, ordered_h,
+            _build_histogram_of_rows_serial(X_binned, rows, use_rows, ordered_g, ordered_h,
                                             features, hist, value_bins, ahead)
     else:
         _gather_gradients_only(rows, gradients, ordered_g)
         if parallel:
-            _HISTOGRAM_CONST(X_binned, rows, True, ordered_g, const_hessian, features, hist,
-                             value_bins, ahead)
+            _HISTOGRAM_CONST(X_binned, rows, use_rows, ordered_g, const_hessian, features,
+                             hist, value_bins, ahead)
         else:
-            _build_histogram_of_rows_const_serial(X_binned, rows, True, ordered_g, const_hessian,
-                                                  features, hist, value_bins, ahead)
+            _build_histogram_of_rows_const_serial(X_binned, rows, use_rows, ordered_g,
+                                                  const_hessian, features, hist, value_bins,
+                                                  ahead)
     return 1 if parallel else 0
 
 
@@ -411,9 +417,8 @@ def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals
             # chosen feature only.
             ints[node, CATEGORICAL] = 1
             ints[node, BIN] = 0
-            _fill_left_categories(histograms[ints[node, SLOT]][best],
-                                  np.int64(n_bins_non_missing[best]), missing_bin,
-                                  int(per_feature[k, best, 1]), bits[node])
+            _fill_left_categories(histograms[ints[node, SLOT]][best], n_bins_non_missing[best],
+                                  missing_bin, int(per_feature[k, best, 1]), bits[node])
         else:
             ints[node, CATEGORICAL] = 0
             ints[node, BIN] = int(per_feature[k, best, 1])
