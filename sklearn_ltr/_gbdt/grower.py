@@ -13,8 +13,11 @@ Three growth policies (``grow_policy``, XGBoost's and CatBoost's names):
   level, shared by every node of the level (:mod:`.symmetric`), to depth
   ``max_depth``.
 
-The orchestration is plain Python; the per-node work (partition, gather,
-histogram, split search) runs in njitted kernels. The grower works from histograms only; the rows of each
+The per-node work (partition, gather, histogram, split search) runs in
+njitted kernels. The loop around them, which picks the next leaf and keeps
+the nodes, runs in one compiled call per tree for leaf-wise and depth-wise
+trees of rows held in this process (:mod:`.compiled_grower`, which grows the
+same trees), and in Python for every other tree. The grower works from histograms only; the rows of each
 node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
 a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one
 whose rows live on several workers for data-parallel training).
