@@ -4,9 +4,8 @@
 it partitions the rows, builds the smaller child's histogram and scans the
 children for their best splits, each a compiled kernel, with Python in
 between to pick the next leaf and keep the nodes. On small data those
-Python steps and the kernel calls themselves cost about as much as the
-kernels' work: on LightGBM's example data (3,005 rows, 300 features) a
-quarter of a fit. :func:`grow_tree` runs the same loop in compiled code,
+Python steps and the kernel calls themselves cost a fifth of a fit
+(``benchmarks/results/fit_small.md``: LightGBM's example data and MQ2008). :func:`grow_tree` runs the same loop in compiled code,
 calling the same kernels in the same order with the same arguments, so it
 grows the same trees bit for bit, and :class:`~.grower.TreeGrower` uses it
 whenever it can: rows held in this process (:class:`~.node_rows.NodeRows`)
