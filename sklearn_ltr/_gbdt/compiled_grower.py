@@ -177,6 +177,8 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
                 X_binned, indices, np.int64(0), n_used, gradients, hessians, const_hessian,
                 ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells)
         elif n_rows_all * n_active >= min_parallel_cells:
+            # Every row, read in place: ``sampled`` (False here) is the
+            # kernels' ``use_indices``.
             parallel_calls[0] += 1
             if const_hessian is None:
                 _HISTOGRAM(X_binned, indices[:0], sampled, gradients, hessians, features, hist,
