@@ -5,11 +5,12 @@ it partitions the rows, builds the smaller child's histogram and scans the
 children for their best splits, each a compiled kernel, with Python in
 between to pick the next leaf and keep the nodes. On small data those
 Python steps and the kernel calls themselves cost a fifth of a fit
-(``benchmarks/results/fit_small.md``: LightGBM's example data and MQ2008). :func:`grow_tree` runs the same loop in compiled code,
-calling the same kernels in the same order with the same arguments, so it
-grows the same trees bit for bit, and :class:`~.grower.TreeGrower` uses it
-whenever it can: rows held in this process (:class:`~.node_rows.NodeRows`)
-without wide categorical columns, ``lossguide`` or ``depthwise`` trees with
+(``benchmarks/results/fit_small.md``: LightGBM's example data and MQ2008).
+:func:`grow_tree` runs the same loop in compiled code, calling the same
+kernels in the same order with the same arguments, so it grows the same
+trees bit for bit, and :class:`~.grower.TreeGrower` uses it whenever it
+can: rows held in this process (:class:`~.node_rows.NodeRows`) without wide
+categorical columns, ``lossguide`` or ``depthwise`` trees with
 ``max_leaf_nodes`` set, and no monotonic or interaction constraints. Any
 other tree is grown by the Python loop.
 
@@ -146,8 +147,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     ``min_parallel_cells`` and ``min_parallel_bins``: the work from which
     the parallel kernels run (those of this variant; 0 forces them).
     """
-    n_rows_all = X_binned.shape[0]
-    n_active = features.shape[0]
+    use_rows = np.bool_(True)
     n_free = 0
     for s in range(histograms.shape[0] - 1, -1, -1):
         free_slots[n_free] = s
@@ -171,28 +171,11 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         n_free -= 1
         ints[0, SLOT] = free_slots[n_free]
         tic = ticks()
-        hist = histograms[ints[0, SLOT]]
-        if sampled:
-            parallel_calls[0] += _node_histogram(
-                X_binned, indices, np.int64(0), n_used, gradients, hessians, const_hessian,
-                ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells)
-        elif n_rows_all * n_active >= min_parallel_cells:
-            # Every row, read in place: ``sampled`` (False here) is the
-            # kernels' ``use_indices``.
-            parallel_calls[0] += 1
-            if const_hessian is None:
-                _HISTOGRAM(X_binned, indices[:0], sampled, gradients, hessians, features, hist,
-                           value_bins, np.int64(0))
-            else:
-                _HISTOGRAM_CONST(X_binned, indices[:0], sampled, gradients, const_hessian,
-                                 features, hist, value_bins, np.int64(0))
-        elif const_hessian is None:
-            _build_histogram_of_rows_serial(X_binned, indices[:0], sampled, gradients, hessians,
-                                            features, hist, value_bins, np.int64(0))
-        else:
-            _build_histogram_of_rows_const_serial(X_binned, indices[:0], sampled, gradients,
-                                                  const_hessian, features, hist, value_bins,
-                                                  np.int64(0))
+        # Sampled rows are gathered; all rows are read in place.
+        parallel_calls[0] += _node_histogram(
+            X_binned, indices, np.int64(0), n_used, sampled, gradients, hessians, const_hessian,
+            ordered_g, ordered_h, features, histograms[ints[0, SLOT]], value_bins,
+            min_parallel_cells)
         phase_ticks[HISTOGRAMS] += ticks() - tic
         scan_nodes[0] = 0
         scan_siblings[0] = -1
@@ -278,8 +261,8 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         if n_scan:
             tic = ticks()
             parallel_calls[0] += _node_histogram(
-                X_binned, indices, ints[small, START], ints[small, STOP], gradients, hessians,
-                const_hessian, ordered_g, ordered_h, features, histograms[small_slot],
+                X_binned, indices, ints[small, START], ints[small, STOP], use_rows, gradients,
+                hessians, const_hessian, ordered_g, ordered_h, features, histograms[small_slot],
                 value_bins, min_parallel_cells)
             phase_ticks[HISTOGRAMS] += ticks() - tic
             n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
@@ -336,32 +319,39 @@ def _next_leaf(ints, floats, n_nodes, depthwise):
     return best
 
 
-def _node_histogram(X_binned, indices, start, stop, gradients, hessians, const_hessian,
-                    ordered_g, ordered_h, features, hist, value_bins, min_parallel_cells):
+def _node_histogram(X_binned, indices, start, stop, use_rows, gradients, hessians,
+                    const_hessian, ordered_g, ordered_h, features, hist, value_bins,
+                    min_parallel_cells):
     """:meth:`~.node_rows.NodeRows._node_histogram` of the rows
-    ``indices[start:stop]``; return 1 if it ran the parallel kernel."""
+    ``indices[start:stop]``, their gradients gathered, or with ``use_rows``
+    False the histogram of every row, read in place
+    (:meth:`~.node_rows.NodeRows.root_histogram`); return 1 if it ran the
+    parallel kernel."""
     rows = indices[start:stop]
-    n = stop - start
+    n = stop - start if use_rows else X_binned.shape[0]
     ahead = _PREFETCH_ROWS_AHEAD if n < _PREFETCH_MAX_SHARE * X_binned.shape[0] else 0
     parallel = n * features.shape[0] >= min_parallel_cells
-    use_rows = np.bool_(True)
     if const_hessian is None:
-        _gather_gradients(rows, gradients, hessians, ordered_g, ordered_h)
+        g, h = gradients, hessians
+        if use_rows:
+            _gather_gradients(rows, gradients, hessians, ordered_g, ordered_h)
+            g, h = ordered_g, ordered_h
         if parallel:
-            _HISTOGRAM(X_binned, rows, use_rows, ordered_g, ordered_h, features, hist, value_bins,
-                       ahead)
+            _HISTOGRAM(X_binned, rows, use_rows, g, h, features, hist, value_bins, ahead)
         else:
-            _build_histogram_of_rows_serial(X_binned, rows, use_rows, ordered_g, ordered_h,
-                                            features, hist, value_bins, ahead)
+            _build_histogram_of_rows_serial(X_binned, rows, use_rows, g, h, features, hist,
+                                            value_bins, ahead)
     else:
-        _gather_gradients_only(rows, gradients, ordered_g)
+        g = gradients
+        if use_rows:
+            _gather_gradients_only(rows, gradients, ordered_g)
+            g = ordered_g
         if parallel:
-            _HISTOGRAM_CONST(X_binned, rows, use_rows, ordered_g, const_hessian, features,
-                             hist, value_bins, ahead)
+            _HISTOGRAM_CONST(X_binned, rows, use_rows, g, const_hessian, features, hist,
+                             value_bins, ahead)
         else:
-            _build_histogram_of_rows_const_serial(X_binned, rows, use_rows, ordered_g,
-                                                  const_hessian, features, hist, value_bins,
-                                                  ahead)
+            _build_histogram_of_rows_const_serial(X_binned, rows, use_rows, g, const_hessian,
+                                                  features, hist, value_bins, ahead)
     return 1 if parallel else 0
 
 

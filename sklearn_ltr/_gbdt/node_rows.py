@@ -224,10 +224,8 @@ class NodeRows:
         if value_bins is None:
             value_bins = np.full(self.n_features, self.missing_values_bin_idx, dtype=np.int64)
         return TreeRows(self.X_binned, self._indices, self._scratch, self._gradients,
-                        self._hessians,
-                        self._const_hessian,
-                        self._ordered_g, self._ordered_h, self._sampled, self._features,
-                        value_bins, self.missing_values_bin_idx)
+                        self._hessians, self._const_hessian, self._ordered_g, self._ordered_h,
+                        self._sampled, self._features, value_bins, self.missing_values_bin_idx)
 
     def record_compiled_tree(self, leaf_ids, starts, stops, histogram_seconds,
                              partition_seconds):
