@@ -78,6 +78,45 @@ def test_level_split_is_the_brute_force_best_of_the_summed_gains(seed, min_leaf)
         assert split[3] == d
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_level_split_subtracts_siblings_before_it_searches(seed):
+    # Nodes 0 and 2 hold their parents' histograms (their own plus a
+    # sibling's, kept in slots 3 and 4); the search must find the split of
+    # the nodes' own histograms and leave those in the nodes' slots, over
+    # the bins a scan reads, for every allowed feature (categorical too).
+    rng = np.random.default_rng(seed)
+    n, n_features, n_nodes = 300, 4, 3
+    n_bins_nm = rng.integers(2, 9, size=n_features).astype(np.uint32)
+    Xb = np.column_stack([rng.integers(0, k, size=n) for k in n_bins_nm]).astype(np.uint8)
+    Xb[rng.random((n, n_features)) < 0.1] = MISSING
+    g = rng.normal(size=n) + (Xb[:, 0] == 1) - 0.5 * (Xb[:, 2] >= 3)
+    h = rng.uniform(0.5, 1.5, size=n)
+    parts = np.array_split(rng.permutation(n), n_nodes + 2)
+    own = _histograms(Xb, g, h, parts)
+    pool = own.copy()
+    pool[0] += own[3]
+    pool[2] += own[4]
+    slots = np.arange(n_nodes, dtype=np.int64)
+    siblings = np.array([3, -1, 4], dtype=np.int64)
+    totals = np.array([[g[r].sum(), h[r].sum(), len(r)] for r in parts[:n_nodes]])
+    mask = np.array([1, 1, 1, 0], dtype=np.uint8)
+    is_categorical = np.array([0, 1, 0, 0], dtype=np.uint8)
+    args = (n_bins_nm, MISSING, mask, 1, 1e-3, 0.0, 0.5)
+    expected = level_split(own, slots, totals, *args, split_scratch(n_features, MISSING + 1),
+                           is_categorical)
+    got = level_split(pool, slots, totals, *args, split_scratch(n_features, MISSING + 1),
+                      is_categorical, siblings)
+    assert got[1:4] == expected[1:4]
+    # (parent - sibling) equals the own sums up to rounding.
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
+    for k in (0, 2):
+        for f in np.flatnonzero(mask):
+            read = np.r_[0:n_bins_nm[f], MISSING]
+            np.testing.assert_allclose(pool[k, f, read, :3], own[k, f, read, :3], atol=1e-12)
+    # A masked-out feature is not touched.
+    np.testing.assert_array_equal(pool[0, 3], own[0, 3] + own[3, 3])
+
+
 def test_a_masked_feature_is_never_chosen_and_no_gain_means_no_split():
     rng = np.random.default_rng(0)
     n = 200
