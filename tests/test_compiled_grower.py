@@ -1,6 +1,7 @@
-"""The compiled tree loop (``_gbdt/compiled_grower.py``) against the Python
-loop of TreeGrower, its oracle: the same trees, bit for bit, wherever it
-applies, and the Python loop wherever it does not."""
+"""The compiled tree loops (``_gbdt/compiled_grower.py``, and
+``_gbdt/compiled_symmetric.py`` for symmetric trees) against the Python
+loops of TreeGrower, their oracle: the same trees, bit for bit, wherever
+they apply, and the Python loops wherever they do not."""
 
 import functools
 import time
@@ -9,7 +10,7 @@ import numba
 import numpy as np
 import pytest
 
-from sklearn_ltr._gbdt import booster, compiled_grower
+from sklearn_ltr._gbdt import booster, compiled_grower, compiled_symmetric
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.grower import TreeGrower
 from sklearn_ltr._gbdt.node_rows import NodeRows
@@ -75,6 +76,13 @@ CASES = {
     "large_leaves": {"min_samples_leaf": 300},
     "regularised": {"l2_regularization": 2.0, "min_gain_to_split": 5.0, "shrinkage": 0.1},
     "min_hessian": {"min_hessian_to_split": 40.0},
+    "symmetric": {"grow_policy": "symmetric", "max_depth": 4},
+    "symmetric_deep": {"grow_policy": "symmetric", "max_depth": 7, "min_samples_leaf": 1},
+    "symmetric_large_leaves": {"grow_policy": "symmetric", "max_depth": 5,
+                               "min_samples_leaf": 200},
+    "symmetric_regularised": {"grow_policy": "symmetric", "max_depth": 5,
+                              "l2_regularization": 2.0, "min_gain_to_split": 5.0,
+                              "min_hessian_to_split": 40.0, "shrinkage": 0.1},
 }
 
 
@@ -92,8 +100,11 @@ def test_same_trees_as_the_python_loop(params, categorical):
         assert any(t.nodes["is_categorical"].any() for t in compiled)
 
 
+@pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 5}],
+                         ids=["lossguide", "symmetric"])
 @pytest.mark.parametrize("constant_hessian", [None, 0.5])
-def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(constant_hessian):
+def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(constant_hessian,
+                                                                           shape):
     Xb, g, h, mapper, is_cat = _data(seed=4, categorical=True)
     if constant_hessian is not None:
         h = np.full_like(h, constant_hessian)
@@ -102,19 +113,44 @@ def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(cons
     mask[1] = False
     for kw in ({"sample": sample}, {"feature_mask": mask}, {}):
         compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat,
-                                  constant_hessian=constant_hessian, **kw)
+                                  constant_hessian=constant_hessian, **kw, **shape)
         python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat,
-                                constant_hessian=constant_hessian, **kw)
+                                constant_hessian=constant_hessian, **kw, **shape)
         for a, b in zip(compiled, python):
             _assert_same_tree(a, b)
         if "feature_mask" in kw:
             assert 1 not in compiled[0].nodes["feature_idx"]
 
 
+def test_same_symmetric_trees_when_a_split_halves_every_node():
+    # A balanced binary column that decides the gradient splits the root
+    # into children of exactly equal size, without missing values: the
+    # loop must break both ties as the Python loop does (the left child
+    # counts as the smaller one; missing values go left).
+    rng = np.random.default_rng(7)
+    n = 2048
+    X = rng.standard_normal((n, 4))
+    X[:, 0] = np.repeat([0.0, 1.0], n // 2)[rng.permutation(n)]
+    mapper = BinMapper(max_bins=63, random_state=0).fit(X)
+    Xb = mapper.transform(X)
+    g = (3.0 * X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(n)).astype(np.float32)
+    h = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    is_cat = np.zeros(4, dtype=bool)
+    params = {"grow_policy": "symmetric", "max_depth": 4}
+    compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **params)
+    python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat, **params)
+    root = compiled[0].nodes[0]
+    assert root["feature_idx"] == 0 and root["missing_go_to_left"] == 1
+    assert compiled[0].nodes[root["left"]]["count"] == compiled[0].nodes[root["right"]]["count"]
+    for a, b in zip(compiled, python):
+        _assert_same_tree(a, b)
+
+
 def test_the_python_loop_grows_what_the_compiled_one_cannot():
     Xb, g, h, mapper, is_cat = _data()
     n_features = Xb.shape[1]
-    for params in ({"grow_policy": "symmetric", "max_depth": 3},
+    too_deep = compiled_symmetric.MAX_COMPILED_DEPTH + 1
+    for params in ({"grow_policy": "symmetric", "max_depth": too_deep, "min_samples_leaf": 200},
                    {"max_leaf_nodes": None, "max_depth": 4},
                    {"monotonic_cst": [1] + [0] * (n_features - 1)},
                    {"interaction_cst": [{0, 1}, set(range(2, n_features))]}):
@@ -134,22 +170,29 @@ def test_phase_times_come_from_the_compiled_loop():
 
 
 @needs_two_threads
-def test_parallel_kernels_in_the_loop_give_the_same_trees():
+@pytest.mark.parametrize("shape, kernels", [
+    ({}, ("_build_histogram_of_rows", "_best_split_of_each_feature")),
+    ({"grow_policy": "symmetric", "max_depth": 5},
+     ("_build_histogram_of_rows", "_summed_gains_of_each_feature", "_build_histograms_of_nodes")),
+], ids=["lossguide", "symmetric"])
+def test_parallel_kernels_in_the_loop_give_the_same_trees(shape, kernels):
     Xb, g, h, mapper, is_cat = _data(categorical=True)
-    serial, _ = _grow_trees(True, Xb, g, h, mapper, is_cat)
+    serial, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **shape)
     with parallel_kernels_only() as picked:
-        parallel, _ = _grow_trees(True, Xb, g, h, mapper, is_cat)
-    assert_ran_in_parallel(picked, "_build_histogram_of_rows", "_best_split_of_each_feature",
-                           n_threads=numba.get_num_threads())
+        parallel, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **shape)
+    assert_ran_in_parallel(picked, *kernels, n_threads=numba.get_num_threads())
     for a, b in zip(serial, parallel):
         _assert_same_tree(a, b)
 
 
-def test_every_ranker_fits_the_same_model_with_either_loop(ranker_class, monkeypatch):
+@pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 4}],
+                         ids=["default", "symmetric"])
+def test_every_ranker_fits_the_same_model_with_either_loop(ranker_class, shape, monkeypatch):
     X, y, qid = make_ranking(40, n_features=12, docs_per_query=25, n_categorical=1,
                              n_categories=30, missing_rate=0.05, random_state=3)
     y = fit_labels(ranker_class, y)
-    params = dict(n_estimators=8, random_state=0, subsample=0.8, categorical_features=[11])
+    params = dict(n_estimators=8, random_state=0, subsample=0.8, categorical_features=[11],
+                  **shape)
     compiled = ranker_class(**params).fit(X, y, qid=qid)
     monkeypatch.setattr(booster, "TreeGrower", functools.partial(TreeGrower, compiled_loop=False))
     python = ranker_class(**params).fit(X, y, qid=qid)
@@ -165,4 +208,4 @@ def test_clock_counts_forward():
     second = ticks()
     assert isinstance(first, (int, np.integer))
     assert (second - first) / TICKS_PER_SECOND >= 0.02
-    assert compiled_grower.LoopState(4).phase_seconds().tolist() == [0.0, 0.0, 0.0]
+    assert compiled_grower.LoopState(7, 4).phase_seconds().tolist() == [0.0, 0.0, 0.0]

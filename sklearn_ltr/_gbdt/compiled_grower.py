@@ -11,7 +11,8 @@ kernels in the same order with the same arguments, so it grows the same
 trees bit for bit, and :class:`~.grower.TreeGrower` uses it whenever it
 can: rows held in this process (:class:`~.node_rows.NodeRows`) without wide
 categorical columns, ``lossguide`` or ``depthwise`` trees with
-``max_leaf_nodes`` set, and no monotonic or interaction constraints. Any
+``max_leaf_nodes`` set, and no monotonic or interaction constraints
+(symmetric trees have a loop of their own, :mod:`.compiled_symmetric`). Any
 other tree is grown by the Python loop.
 
 The next leaf to split is the one the Python loop's heap would pop: the
@@ -66,8 +67,8 @@ SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
 HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
 
 # The kernels of large histograms and scans, as the loop's functions name
-# them; each compiled variant (see _variant at the end) binds them to the
-# parallel kernels or to their serial twins.
+# them; each compiled variant (see compiled_variant at the end) binds them to
+# the parallel kernels or to their serial twins.
 _HISTOGRAM = _build_histogram_of_rows_serial
 _HISTOGRAM_CONST = _build_histogram_of_rows_const_serial
 _SCAN = _best_split_of_each_feature_serial
@@ -87,18 +88,20 @@ class GrowSettings(NamedTuple):
 
 
 class LoopState:
-    """The loop's buffers, allocated once per grower: the node tables, the
-    free histogram slots, and what the last tree leaves for the Python side
-    (its phase times, its runs of parallel kernels)."""
+    """The loop's buffers, allocated once per grower: the node tables (for
+    at most ``max_nodes`` nodes), the free histogram slots (for a pool of
+    ``n_slots``), and what the last tree leaves for the Python side (its
+    phase times, its runs of parallel kernels)."""
 
-    def __init__(self, max_leaves):
-        n_nodes = 2 * max_leaves - 1
-        self.floats = np.empty((n_nodes, 6))
-        self.ints = np.empty((n_nodes, 13), dtype=np.int64)
-        self.bits = np.empty((n_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
-        self.free_slots = np.empty(max_leaves, dtype=np.int64)
+    def __init__(self, max_nodes, n_slots):
+        self.floats = np.empty((max_nodes, 6))
+        self.ints = np.empty((max_nodes, 13), dtype=np.int64)
+        self.bits = np.empty((max_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
+        self.free_slots = np.empty(n_slots, dtype=np.int64)
         self.phase_ticks = np.zeros(3, dtype=np.int64)
-        self.parallel_calls = np.zeros(2, dtype=np.int64)  # histograms, scans
+        # Parallel runs of the histograms of nodes, of scans, and (symmetric
+        # trees) of the histograms of a level's nodes.
+        self.parallel_calls = np.zeros(3, dtype=np.int64)
 
     def phase_seconds(self):
         """Seconds the last tree spent building histograms, finding splits
@@ -417,30 +420,36 @@ def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals
     return n_free
 
 
-def _variant(name, **kernels):
-    """A compiled copy of the loop whose large histograms and scans call
-    ``kernels`` (the parallel kernels, or their serial twins), cached under
-    a name of its own."""
+def compiled_variant(helpers, suffix, bindings):
+    """Compiled copies of the plain functions ``helpers``, in which each
+    global named in ``bindings`` (the kernels of large histograms and
+    scans) is bound to its value there, and each helper calls the copies
+    of the helpers before it; a dict of them by name, each cached under its
+    name plus ``suffix``."""
     compiled = {}
-    for helper in (_node_histogram, _find_splits, _grow_tree_loop):
+    for helper in helpers:
         namespace = dict(helper.__globals__)
-        namespace.update(kernels)
+        namespace.update(bindings)
         namespace.update(compiled)
-        function = types.FunctionType(helper.__code__, namespace, helper.__name__ + name)
-        function.__qualname__ = helper.__qualname__ + name
+        function = types.FunctionType(helper.__code__, namespace, helper.__name__ + suffix)
+        function.__qualname__ = helper.__qualname__ + suffix
         function.__module__ = helper.__module__
         function.__doc__ = helper.__doc__
         compiled[helper.__name__] = njit(cache=True)(function)
-    return compiled["_grow_tree_loop"]
+    return compiled
 
 
-_grow_tree_serial = _variant(
-    "_serial", _HISTOGRAM=_build_histogram_of_rows_serial,
-    _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
-    _SCAN=_best_split_of_each_feature_serial)
-_grow_tree_parallel = _variant(
-    "_parallel", _HISTOGRAM=_build_histogram_of_rows,
-    _HISTOGRAM_CONST=_build_histogram_of_rows_const, _SCAN=_best_split_of_each_feature)
+# The loop's helpers, in the variant with the serial kernels only and in
+# the one with the parallel kernels; the symmetric loop calls them too.
+SERIAL_HELPERS = compiled_variant(
+    (_node_histogram, _find_splits, _grow_tree_loop), "_serial",
+    dict(_HISTOGRAM=_build_histogram_of_rows_serial,
+         _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
+         _SCAN=_best_split_of_each_feature_serial))
+PARALLEL_HELPERS = compiled_variant(
+    (_node_histogram, _find_splits, _grow_tree_loop), "_parallel",
+    dict(_HISTOGRAM=_build_histogram_of_rows, _HISTOGRAM_CONST=_build_histogram_of_rows_const,
+         _SCAN=_best_split_of_each_feature))
 
 
 def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_bins_non_missing,
@@ -482,7 +491,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
         min_cells, min_bins = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _grow_tree_parallel if parallel else _grow_tree_serial
+    loop = (PARALLEL_HELPERS if parallel else SERIAL_HELPERS)["_grow_tree_loop"]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,

@@ -15,12 +15,16 @@ Three growth policies (``grow_policy``, XGBoost's and CatBoost's names):
 
 The per-node work (partition, gather, histogram, split search) runs in
 njitted kernels. The loop around them, which picks the next leaf and keeps
-the nodes, runs in one compiled call per tree for leaf-wise and depth-wise
-trees of rows held in this process (:mod:`.compiled_grower`, which grows the
-same trees), and in Python for every other tree. The grower works from histograms only; the rows of each
-node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
-a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one
-whose rows live on several workers for data-parallel training).
+the nodes, runs in one compiled call per tree for trees of rows held in
+this process (:mod:`.compiled_grower` for leaf-wise and depth-wise trees,
+:mod:`.compiled_symmetric` for symmetric ones; both grow the same trees as
+the Python loop), and in Python for every other tree (rows on several
+workers, wide categorical columns, constraints, ``max_leaf_nodes=None``,
+symmetric trees of more than 11 levels). The grower works from histograms
+only; the rows of each node are kept by a row store
+(:class:`~sklearn_ltr._gbdt.node_rows.RowStore`: a
+:class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one whose
+rows live on several workers for data-parallel training).
 
 Buffers (the histogram pool here, the partitioned row indices and gathered
 gradients in NodeRows) are allocated once when the grower is created, so a
@@ -40,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, parallel_chunksize
 
-from . import compiled_grower
+from . import compiled_grower, compiled_symmetric
 from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
@@ -161,11 +165,12 @@ class TreeGrower:
         the features the user left out); None for no constraint.
     grow_policy : {"lossguide", "depthwise", "symmetric"}, default="lossguide"
         How the tree grows (see the module docstring). Symmetric trees take
-        no categorical features and no constraints.
+        no constraints.
     compiled_loop : bool, default=True
-        Grow each tree in one compiled call (:mod:`.compiled_grower`) where
-        that loop applies; False always runs the Python loop, which grows
-        the same trees more slowly (for tests that compare the two).
+        Grow each tree in one compiled call (:mod:`.compiled_grower`,
+        :mod:`.compiled_symmetric`) where that loop applies; False always
+        runs the Python loop, which grows the same trees more slowly (for
+        tests that compare the two).
 
     Attributes
     ----------
@@ -261,12 +266,19 @@ class TreeGrower:
         self.time_find_split = 0.0
         self._can_split = None  # found by the first grow(), see _features_that_can_split
         self._loop = None
-        if (compiled_loop and isinstance(rows, NodeRows) and not rows.has_wide_columns
-                and grow_policy != "symmetric" and max_leaf_nodes is not None
-                and self.monotonic_cst is None and self._groups is None):
-            self._loop = compiled_grower.LoopState(max_leaf_nodes)
+        self._levels = None
+        compiled = (compiled_loop and isinstance(rows, NodeRows) and not rows.has_wide_columns
+                    and self.monotonic_cst is None and self._groups is None)
+        if grow_policy == "symmetric":
+            if compiled and max_depth <= compiled_symmetric.MAX_COMPILED_DEPTH:
+                self._loop = compiled_grower.LoopState(2 ** (max_depth + 1) - 1, n_hist)
+                self._levels = compiled_symmetric.LevelBuffers(n_hist)
+        elif compiled and max_leaf_nodes is not None:
+            self._loop = compiled_grower.LoopState(2 * max_leaf_nodes - 1, max_leaf_nodes)
+        if self._loop is not None:
             self._loop_settings = compiled_grower.GrowSettings(
-                max_leaf_nodes, -1 if max_depth is None else max_depth, self.min_samples_leaf,
+                -1 if max_leaf_nodes is None else max_leaf_nodes,
+                -1 if max_depth is None else max_depth, self.min_samples_leaf,
                 self.min_hessian_to_split, self.l2_regularization, self.min_gain_to_split,
                 self.shrinkage, grow_policy == "depthwise")
 
@@ -518,13 +530,19 @@ class TreeGrower:
         return self._finalize(nodes)
 
     def _grow_compiled(self, n_used, sum_g, sum_h):
-        """Grow the started tree with the compiled loop and build its
-        :class:`GrownTree` from the loop's node tables."""
+        """Grow the started tree with the compiled loop (leaf-wise and
+        depth-wise, or symmetric) and build its :class:`GrownTree` from the
+        loop's node tables."""
         state = self._loop
         rows = self.rows
-        n_nodes = compiled_grower.grow_tree(
-            rows.tree_rows(), self._loop_settings, state, self._histograms, self._split_scratch,
-            self._mask, self.n_bins_non_missing, self.is_categorical, n_used, sum_g, sum_h)
+        args = (self._histograms, self._split_scratch, self._mask, self.n_bins_non_missing,
+                self.is_categorical, n_used, sum_g, sum_h)
+        if self._levels is not None:
+            n_nodes = compiled_symmetric.grow_symmetric_tree(
+                rows.tree_rows(), self._loop_settings, state, self._levels, *args)
+        else:
+            n_nodes = compiled_grower.grow_tree(rows.tree_rows(), self._loop_settings, state,
+                                                *args)
         histogram_s, split_s, partition_s = state.phase_seconds().tolist()
         self.time_find_split += split_s
         cg = compiled_grower
