@@ -21,13 +21,15 @@ from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels
 from conftest import fit_labels
 
 
-def _data(n=2500, n_features=8, seed=0, categorical=False, missing=0.05):
+def _data(n=2500, n_features=8, seed=0, categorical=False, missing=0.05, n_categories=40):
+    # With more than 62 categories, column 6 is wide (several blocks of
+    # max_bins - 1 categories).
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, n_features))
     X[:, 2] = rng.integers(0, 4, n)
     X[rng.random(n) < 0.6, 5] = 0.0  # sparse
     if categorical:
-        X[:, 6] = rng.integers(0, 40, n)
+        X[:, 6] = rng.integers(0, n_categories, n)
     X[rng.random(X.shape) < missing] = np.nan
     is_categorical = np.zeros(n_features, dtype=bool)
     is_categorical[6] = categorical
@@ -36,15 +38,19 @@ def _data(n=2500, n_features=8, seed=0, categorical=False, missing=0.05):
     signal = np.nan_to_num(X[:, 0]) + 2 * (np.nan_to_num(X[:, 1]) > 0.3)
     if categorical:
         signal += np.sin(np.nan_to_num(X[:, 6]))
+    if categorical and n_categories > 62:
+        # Few rows a category: a larger effect of some, for splits to use.
+        signal += 3 * (np.nan_to_num(X[:, 6]) % 5 == 0)
     g = (0.2 * rng.standard_normal(n) - signal).astype(np.float32)
     h = rng.uniform(0.2, 1.5, n).astype(np.float32)
-    return Xb, g, h, mapper, is_categorical
+    return Xb, g, h, mapper, mapper.is_categorical_
 
 
 def _grow_trees(compiled, Xb, g, h, mapper, is_categorical, n_trees=3, constant_hessian=None,
                 sample=None, feature_mask=None, **params):
     rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_,
-                    constant_hessian=constant_hessian)
+                    constant_hessian=constant_hessian,
+                    feature_columns=mapper.wide_feature_columns())
     grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
                         bin_thresholds=mapper.bin_thresholds_, is_categorical=is_categorical,
                         compiled_loop=compiled, **params)
@@ -122,6 +128,36 @@ def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(cons
             assert 1 not in compiled[0].nodes["feature_idx"]
 
 
+@pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 5}],
+                         ids=["lossguide", "symmetric"])
+@pytest.mark.parametrize("constant_hessian", [None, 0.5])
+def test_same_trees_with_wide_categorical_columns(shape, constant_hessian):
+    # 25 rows a category: enough for categorical splits (10 a category).
+    Xb, g, h, mapper, is_cat = _data(n=7500, seed=2, categorical=True, n_categories=300)
+    assert mapper.has_wide_columns()
+    if constant_hessian is not None:
+        h = np.full_like(h, constant_hessian)
+    blocks = np.flatnonzero(mapper.feature_columns_ == 6)
+    sample = np.flatnonzero(np.random.default_rng(1).random(len(g)) < 0.6)
+    without_a_block = np.ones(Xb.shape[1], dtype=bool)
+    without_a_block[blocks[0]] = False
+    blocks_used = False
+    for kw in ({}, {"sample": sample}, {"feature_mask": without_a_block}):
+        compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat,
+                                  constant_hessian=constant_hessian, **kw, **shape)
+        python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat,
+                                constant_hessian=constant_hessian, **kw, **shape)
+        for a, b in zip(compiled, python):
+            _assert_same_tree(a, b)
+        split_on = np.concatenate([t.nodes["feature_idx"][t.nodes["is_leaf"] == 0]
+                                   for t in compiled])
+        if "feature_mask" in kw:
+            assert blocks[0] not in split_on
+        else:
+            blocks_used |= np.isin(split_on, blocks).any()
+    assert blocks_used  # the blocks' histograms were built and scanned
+
+
 def test_same_symmetric_trees_when_a_split_halves_every_node():
     # A balanced binary column that decides the gradient splits the root
     # into children of exactly equal size, without missing values: the
@@ -175,8 +211,12 @@ def test_phase_times_come_from_the_compiled_loop():
     ({"grow_policy": "symmetric", "max_depth": 5},
      ("_build_histogram_of_rows", "_summed_gains_of_each_feature", "_build_histograms_of_nodes")),
 ], ids=["lossguide", "symmetric"])
-def test_parallel_kernels_in_the_loop_give_the_same_trees(shape, kernels):
-    Xb, g, h, mapper, is_cat = _data(categorical=True)
+@pytest.mark.parametrize("n_categories", [40, 300], ids=["narrow", "wide"])
+def test_parallel_kernels_in_the_loop_give_the_same_trees(shape, kernels, n_categories):
+    Xb, g, h, mapper, is_cat = _data(n=25 * n_categories, categorical=True,
+                                     n_categories=n_categories)
+    if n_categories > 62:
+        kernels += ("_wide_columns_histograms",)
     serial, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **shape)
     with parallel_kernels_only() as picked:
         parallel, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **shape)
@@ -185,8 +225,9 @@ def test_parallel_kernels_in_the_loop_give_the_same_trees(shape, kernels):
         _assert_same_tree(a, b)
 
 
-@pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 4}],
-                         ids=["default", "symmetric"])
+@pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 4},
+                                   {"max_bins": 15}],
+                         ids=["default", "symmetric", "wide_column"])
 def test_every_ranker_fits_the_same_model_with_either_loop(ranker_class, shape, monkeypatch):
     X, y, qid = make_ranking(40, n_features=12, docs_per_query=25, n_categorical=1,
                              n_categories=30, missing_rate=0.05, random_state=3)

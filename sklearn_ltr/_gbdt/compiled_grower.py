@@ -9,11 +9,13 @@ Python steps and the kernel calls themselves cost a fifth of a fit
 :func:`grow_tree` runs the same loop in compiled code, calling the same
 kernels in the same order with the same arguments, so it grows the same
 trees bit for bit, and :class:`~.grower.TreeGrower` uses it whenever it
-can: rows held in this process (:class:`~.node_rows.NodeRows`) without wide
-categorical columns, ``lossguide`` or ``depthwise`` trees with
-``max_leaf_nodes`` set, and no monotonic or interaction constraints
-(symmetric trees have a loop of their own, :mod:`.compiled_symmetric`). Any
-other tree is grown by the Python loop.
+can: rows held in this process (:class:`~.node_rows.NodeRows`),
+``lossguide`` or ``depthwise`` trees with ``max_leaf_nodes`` set, and no
+monotonic or interaction constraints (symmetric trees have a loop of their
+own, :mod:`.compiled_symmetric`). Any other tree is grown by the Python
+loop. The blocks of wide categorical columns are built after each node's
+other features, as the row store builds them
+(:mod:`.wide_histogram`).
 
 The next leaf to split is the one the Python loop's heap would pop: the
 largest gain (for ``depthwise``, the smallest depth), the lowest node id
@@ -48,6 +50,8 @@ from .histogram import (
     _gather_gradients,
     _gather_gradients_only,
 )
+from .wide_histogram import _MIN_PARALLEL_CELLS as _MIN_PARALLEL_WIDE_CELLS
+from .wide_histogram import _wide_columns_histograms, _wide_columns_histograms_serial
 from .splitting import (
     _MIN_PARALLEL_BINS,
     _best_split_of_each_feature,
@@ -65,6 +69,9 @@ SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
  COUNT_LEFT, CATEGORICAL) = range(13)
 # Indices of the phase clock.
 HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
+# Indices of the counts of parallel kernel runs: the histograms and scans of
+# nodes, of a symmetric level's nodes, and the wide columns' histograms.
+HISTOGRAM_RUNS, SCAN_RUNS, LEVEL_HISTOGRAM_RUNS, LEVEL_SCAN_RUNS, WIDE_RUNS = range(5)
 
 # The kernels of large histograms and scans, as the loop's functions name
 # them; each compiled variant (see compiled_variant at the end) binds them to
@@ -72,6 +79,7 @@ HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
 _HISTOGRAM = _build_histogram_of_rows_serial
 _HISTOGRAM_CONST = _build_histogram_of_rows_const_serial
 _SCAN = _best_split_of_each_feature_serial
+_WIDE = _wide_columns_histograms_serial
 
 
 class GrowSettings(NamedTuple):
@@ -99,9 +107,7 @@ class LoopState:
         self.bits = np.empty((max_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
         self.free_slots = np.empty(n_slots, dtype=np.int64)
         self.phase_ticks = np.zeros(3, dtype=np.int64)
-        # Parallel runs of the histograms of nodes, of scans, and (symmetric
-        # trees) of the histograms of a level's nodes.
-        self.parallel_calls = np.zeros(3, dtype=np.int64)
+        self.parallel_calls = np.zeros(5, dtype=np.int64)  # by the *_RUNS indices
 
     def phase_seconds(self):
         """Seconds the last tree spent building histograms, finding splits
@@ -130,13 +136,13 @@ def _set_left_bins(bits, k, feature_bin, missing_left, categorical, missing_bin,
 
 
 def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, const_hessian,
-                    ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features,
+                    ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features, wide,
                     feature_mask, value_bins, n_bins_non_missing, missing_bin, is_categorical,
                     histograms, per_feature, work, best_features, max_leaves, max_depth,
                     min_samples_leaf, min_hessian_to_split, l2_regularization,
                     min_gain_to_split, depthwise, scan_bins, min_parallel_cells,
-                    min_parallel_bins, floats, ints, bits, free_slots, phase_ticks,
-                    parallel_calls):
+                    min_parallel_bins, min_parallel_wide_cells, floats, ints, bits, free_slots,
+                    phase_ticks, parallel_calls):
     """Grow one tree; return its number of nodes (see the module docstring).
 
     Node ``k``'s row is ``floats[k]`` and ``ints[k]`` (columns named at the
@@ -147,8 +153,9 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     in ``indices``. ``const_hessian`` None: hessians are read (numba
     compiles the loop once with None, once with a float, each with the
     histogram kernels of its case only).
-    ``min_parallel_cells`` and ``min_parallel_bins``: the work from which
-    the parallel kernels run (those of this variant; 0 forces them).
+    ``wide`` is :attr:`~.node_rows.TreeRows.wide`. ``min_parallel_cells``,
+    ``min_parallel_bins`` and ``min_parallel_wide_cells``: the work from
+    which the parallel kernels run (those of this variant; 0 forces them).
     """
     use_rows = np.bool_(True)
     n_free = 0
@@ -175,10 +182,10 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         ints[0, SLOT] = free_slots[n_free]
         tic = ticks()
         # Sampled rows are gathered; all rows are read in place.
-        parallel_calls[0] += _node_histogram(
+        _node_histogram(
             X_binned, indices, np.int64(0), n_used, sampled, gradients, hessians, const_hessian,
-            ordered_g, ordered_h, features, histograms[ints[0, SLOT]], value_bins,
-            min_parallel_cells)
+            ordered_g, ordered_h, features, wide, histograms[ints[0, SLOT]], value_bins,
+            min_parallel_cells, min_parallel_wide_cells, parallel_calls)
         phase_ticks[HISTOGRAMS] += ticks() - tic
         scan_nodes[0] = 0
         scan_siblings[0] = -1
@@ -263,10 +270,11 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
             n_free += 1
         if n_scan:
             tic = ticks()
-            parallel_calls[0] += _node_histogram(
+            _node_histogram(
                 X_binned, indices, ints[small, START], ints[small, STOP], use_rows, gradients,
-                hessians, const_hessian, ordered_g, ordered_h, features, histograms[small_slot],
-                value_bins, min_parallel_cells)
+                hessians, const_hessian, ordered_g, ordered_h, features, wide,
+                histograms[small_slot], value_bins, min_parallel_cells, min_parallel_wide_cells,
+                parallel_calls)
             phase_ticks[HISTOGRAMS] += ticks() - tic
             n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                                   n_bins_non_missing, missing_bin, feature_mask, is_categorical,
@@ -323,17 +331,20 @@ def _next_leaf(ints, floats, n_nodes, depthwise):
 
 
 def _node_histogram(X_binned, indices, start, stop, use_rows, gradients, hessians,
-                    const_hessian, ordered_g, ordered_h, features, hist, value_bins,
-                    min_parallel_cells):
+                    const_hessian, ordered_g, ordered_h, features, wide, hist, value_bins,
+                    min_parallel_cells, min_parallel_wide_cells, parallel_calls):
     """:meth:`~.node_rows.NodeRows._node_histogram` of the rows
     ``indices[start:stop]``, their gradients gathered, or with ``use_rows``
     False the histogram of every row, read in place
-    (:meth:`~.node_rows.NodeRows.root_histogram`); return 1 if it ran the
-    parallel kernel."""
+    (:meth:`~.node_rows.NodeRows.root_histogram`), the blocks of the wide
+    columns (``wide``) included; count the parallel kernels it ran in
+    ``parallel_calls``."""
     rows = indices[start:stop]
     n = stop - start if use_rows else X_binned.shape[0]
     ahead = _PREFETCH_ROWS_AHEAD if n < _PREFETCH_MAX_SHARE * X_binned.shape[0] else 0
     parallel = n * features.shape[0] >= min_parallel_cells
+    if parallel:
+        parallel_calls[HISTOGRAM_RUNS] += 1
     if const_hessian is None:
         g, h = gradients, hessians
         if use_rows:
@@ -344,6 +355,8 @@ def _node_histogram(X_binned, indices, start, stop, use_rows, gradients, hessian
         else:
             _build_histogram_of_rows_serial(X_binned, rows, use_rows, g, h, features, hist,
                                             value_bins, ahead)
+        _wide_histograms(wide, rows, use_rows, g, h, -1.0, hist, value_bins, n,
+                         min_parallel_wide_cells, parallel_calls)
     else:
         g = gradients
         if use_rows:
@@ -355,7 +368,26 @@ def _node_histogram(X_binned, indices, start, stop, use_rows, gradients, hessian
         else:
             _build_histogram_of_rows_const_serial(X_binned, rows, use_rows, g, const_hessian,
                                                   features, hist, value_bins, ahead)
-    return 1 if parallel else 0
+        _wide_histograms(wide, rows, use_rows, g, hessians, const_hessian, hist, value_bins, n,
+                         min_parallel_wide_cells, parallel_calls)
+
+
+def _wide_histograms(wide, rows, use_rows, gradients, hessians, hessian, hist, value_bins, n,
+                     min_parallel_wide_cells, parallel_calls):
+    """:meth:`~.wide_histogram.WideColumns.build` of the active wide
+    columns of ``wide`` (none: nothing to do) for ``n`` rows, as
+    :meth:`~.node_rows.NodeRows._wide_histograms` calls it; ``hessian`` < 0
+    reads ``hessians``."""
+    codes, firsts, n_blocks, active = wide
+    if active.shape[0] == 0:
+        return
+    if n * codes.shape[1] >= min_parallel_wide_cells:
+        parallel_calls[WIDE_RUNS] += 1
+        _WIDE(codes, rows, use_rows, gradients, hessians, hessian, firsts, n_blocks, active,
+              hist, value_bins)
+    else:
+        _wide_columns_histograms_serial(codes, rows, use_rows, gradients, hessians, hessian,
+                                        firsts, n_blocks, active, hist, value_bins)
 
 
 def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
@@ -381,7 +413,7 @@ def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals
                 else histograms[scan_siblings[n_scan - 1]])
     nodes_features = per_feature[:n_scan]
     if n_scan * scan_bins >= min_parallel_bins:
-        parallel_calls[1] += 1
+        parallel_calls[SCAN_RUNS] += 1
         _SCAN(hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing,
               missing_bin, feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
               l2_regularization, nodes_features, work, None, None, best_features)
@@ -441,15 +473,16 @@ def compiled_variant(helpers, suffix, bindings):
 
 # The loop's helpers, in the variant with the serial kernels only and in
 # the one with the parallel kernels; the symmetric loop calls them too.
+_HELPERS = (_wide_histograms, _node_histogram, _find_splits, _grow_tree_loop)
 SERIAL_HELPERS = compiled_variant(
-    (_node_histogram, _find_splits, _grow_tree_loop), "_serial",
+    _HELPERS, "_serial",
     dict(_HISTOGRAM=_build_histogram_of_rows_serial,
          _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
-         _SCAN=_best_split_of_each_feature_serial))
+         _SCAN=_best_split_of_each_feature_serial, _WIDE=_wide_columns_histograms_serial))
 PARALLEL_HELPERS = compiled_variant(
-    (_node_histogram, _find_splits, _grow_tree_loop), "_parallel",
+    _HELPERS, "_parallel",
     dict(_HISTOGRAM=_build_histogram_of_rows, _HISTOGRAM_CONST=_build_histogram_of_rows_const,
-         _SCAN=_best_split_of_each_feature))
+         _SCAN=_best_split_of_each_feature, _WIDE=_wide_columns_histograms))
 
 
 def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_bins_non_missing,
@@ -484,24 +517,33 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     # The variant with the parallel kernels only where pick() could choose
     # one: the root's histogram and two siblings' scans are the largest work.
     parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-                or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS))
-    if parallel_forced():
-        min_cells, min_bins = 0, 0
-    else:
-        min_cells, min_bins = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS
+                or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
+                or may_pick_parallel(n_used * rows.wide[0].shape[1], _MIN_PARALLEL_WIDE_CELLS))
+    thresholds = ((0, 0, 0) if parallel_forced()
+                  else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
     loop = (PARALLEL_HELPERS if parallel else SERIAL_HELPERS)["_grow_tree_loop"]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
-        rows.features, feature_mask, rows.value_bins, n_bins_non_missing, rows.missing_bin,
-        is_categorical, histograms, per_feature, work, best_features, settings.max_leaves,
-        settings.max_depth, settings.min_samples_leaf, settings.min_hessian_to_split,
-        settings.l2_regularization, settings.min_gain_to_split, settings.depthwise, scan_bins,
-        min_cells, min_bins, state.floats, state.ints, state.bits, state.free_slots,
-        state.phase_ticks, state.parallel_calls)
-    count_parallel_runs(_build_histogram_of_rows if rows.const_hessian is None
-                        else _build_histogram_of_rows_const, int(state.parallel_calls[0]))
-    count_parallel_runs(_best_split_of_each_feature, int(state.parallel_calls[1]))
+        rows.features, rows.wide, feature_mask, rows.value_bins, n_bins_non_missing,
+        rows.missing_bin, is_categorical, histograms, per_feature, work, best_features,
+        settings.max_leaves, settings.max_depth, settings.min_samples_leaf,
+        settings.min_hessian_to_split, settings.l2_regularization, settings.min_gain_to_split,
+        settings.depthwise, scan_bins, *thresholds, state.floats, state.ints, state.bits,
+        state.free_slots, state.phase_ticks, state.parallel_calls)
+    count_parallel_runs_of_loop(state, rows)
     return n_nodes
+
+
+def count_parallel_runs_of_loop(state, rows):
+    """Record the parallel kernels of nodes and wide columns that the last
+    tree's loop ran (see :func:`~.._utils.parallel.count_parallel_runs`);
+    the symmetric loop records its level kernels itself."""
+    const = rows.const_hessian is not None
+    runs = state.parallel_calls.tolist()
+    count_parallel_runs(_build_histogram_of_rows_const if const else _build_histogram_of_rows,
+                        runs[HISTOGRAM_RUNS])
+    count_parallel_runs(_best_split_of_each_feature, runs[SCAN_RUNS])
+    count_parallel_runs(_wide_columns_histograms, runs[WIDE_RUNS])

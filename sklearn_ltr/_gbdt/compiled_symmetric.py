@@ -8,9 +8,9 @@ a sixth of a YetiRank fit (``benchmarks/results/fit_small.md``).
 :func:`grow_symmetric_tree` runs the same steps in compiled code, with the
 same kernels in the same order and the same arguments, so it grows the same
 trees bit for bit. :class:`~.grower.TreeGrower` uses it where it uses the
-compiled leaf-wise loop (:mod:`.compiled_grower`: rows held in this process,
-no wide categorical columns), for trees of at most 11 levels, whose
-histogram pool never has to grow.
+compiled leaf-wise loop (:mod:`.compiled_grower`: rows held in this
+process, no constraints), for trees of at most 11 levels, whose histogram
+pool never has to grow.
 
 The node tables, the phase clock and the choice between serial and
 parallel kernels are those of :mod:`.compiled_grower`.
@@ -33,6 +33,8 @@ from .compiled_grower import (
     H_LEFT,
     HISTOGRAMS,
     LEFT,
+    LEVEL_HISTOGRAM_RUNS,
+    LEVEL_SCAN_RUNS,
     MISSING_LEFT,
     PARALLEL_HELPERS,
     PARTITION,
@@ -46,12 +48,12 @@ from .compiled_grower import (
     SUM_H,
     BIN,
     _MIN_PARALLEL_CELLS,
-    _build_histogram_of_rows,
-    _build_histogram_of_rows_const,
+    _MIN_PARALLEL_WIDE_CELLS,
     _new_leaf,
     _set_left_bins,
     _splittable,
     compiled_variant,
+    count_parallel_runs_of_loop,
 )
 from .histogram import (
     _MIN_PARALLEL_LEVEL_CELLS,
@@ -78,6 +80,7 @@ MAX_COMPILED_DEPTH = 11
 # The level kernels and the root's histogram, bound per compiled variant as
 # in compiled_grower.
 _node_histogram = SERIAL_HELPERS["_node_histogram"]
+_wide_histograms = SERIAL_HELPERS["_wide_histograms"]
 _LEVEL_SCAN = _summed_gains_of_each_feature_serial
 _LEVEL_HISTOGRAMS = _build_histograms_of_nodes_serial
 _LEVEL_HISTOGRAMS_CONST = _build_histograms_of_nodes_const_serial
@@ -102,14 +105,14 @@ class LevelBuffers:
 
 
 def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessians, const_hessian,
-                         ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features,
+                         ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features, wide,
                          feature_mask, value_bins, n_bins_non_missing, missing_bin,
                          is_categorical, histograms, per_feature, work, max_depth,
                          min_samples_leaf, min_hessian_to_split, l2_regularization,
                          min_gain_to_split, scan_bins, min_parallel_cells, min_parallel_bins,
-                         min_parallel_level_cells, floats, ints, bits, free_slots, level_nodes,
-                         level_siblings, level_slots, totals, left_sums, splits, pending,
-                         ranges, phase_ticks, parallel_calls):
+                         min_parallel_level_cells, min_parallel_wide_cells, floats, ints, bits,
+                         free_slots, level_nodes, level_siblings, level_slots, totals, left_sums,
+                         splits, pending, ranges, phase_ticks, parallel_calls):
     """Grow one symmetric tree; return its number of nodes.
 
     The tables are those of :func:`~.compiled_grower._grow_tree_loop`
@@ -123,6 +126,11 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
         n_free += 1
     left_bins = np.empty(BITSET_WORDS, dtype=BITSET_DTYPE)
     categories = np.empty(BITSET_WORDS, dtype=BITSET_DTYPE)
+    # What the wide columns' kernel takes for the hessians: < 0 reads them.
+    if const_hessian is None:
+        wide_hessian = -1.0
+    else:
+        wide_hessian = const_hessian
     _new_leaf(ints, floats, np.int64(0), n_used, sum_g, sum_h, np.int64(0), l2_regularization)
     ints[0, START] = 0
     ints[0, STOP] = n_used
@@ -133,10 +141,10 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
         n_free -= 1
         ints[0, SLOT] = free_slots[n_free]
         tic = ticks()
-        parallel_calls[0] += _node_histogram(
+        _node_histogram(
             X_binned, indices, np.int64(0), n_used, sampled, gradients, hessians, const_hessian,
-            ordered_g, ordered_h, features, histograms[ints[0, SLOT]], value_bins,
-            min_parallel_cells)
+            ordered_g, ordered_h, features, wide, histograms[ints[0, SLOT]], value_bins,
+            min_parallel_cells, min_parallel_wide_cells, parallel_calls)
         phase_ticks[HISTOGRAMS] += ticks() - tic
         level_nodes[current, 0] = 0
         level_siblings[current, 0] = -1
@@ -156,7 +164,7 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
             totals[k, 2] = float(ints[node, COUNT])
         slots = level_slots[:n_level]
         if n_level * scan_bins >= min_parallel_bins:
-            parallel_calls[1] += 1
+            parallel_calls[LEVEL_SCAN_RUNS] += 1
             _LEVEL_SCAN(histograms, slots, level_siblings[current, :n_level], totals[:n_level],
                         n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                         min_samples_leaf, min_hessian_to_split, l2_regularization, per_feature,
@@ -312,7 +320,7 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
             built_slots = level_slots[:n_built]
             parallel = n_rows * features.shape[0] >= min_parallel_level_cells
             if parallel:
-                parallel_calls[2] += 1
+                parallel_calls[LEVEL_HISTOGRAM_RUNS] += 1
             if const_hessian is None:
                 if parallel:
                     _LEVEL_HISTOGRAMS(X_binned, indices, starts, stops, gradients, hessians,
@@ -331,6 +339,14 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
                     _build_histograms_of_nodes_const_serial(
                         X_binned, indices, starts, stops, gradients, const_hessian, features,
                         histograms, built_slots, value_bins, ordered_g)
+            # The wide columns node by node, from the gradients the level's
+            # kernel gathered at each node's rows (NodeRows.split_level).
+            for b in range(n_built):
+                lo = starts[b]
+                hi = stops[b]
+                _wide_histograms(wide, indices[lo:hi], np.bool_(True), ordered_g[lo:hi],
+                                 ordered_h[lo:hi], wide_hessian, histograms[built_slots[b]],
+                                 value_bins, hi - lo, min_parallel_wide_cells, parallel_calls)
             phase_ticks[HISTOGRAMS] += ticks() - tic
         current = following
         n_level = n_next
@@ -363,19 +379,17 @@ _HELPERS = (_grow_symmetric_loop,)
 _SERIAL = compiled_variant(
     _HELPERS, "_serial",
     dict(_node_histogram=SERIAL_HELPERS["_node_histogram"],
+         _wide_histograms=SERIAL_HELPERS["_wide_histograms"],
          _LEVEL_SCAN=_summed_gains_of_each_feature_serial,
          _LEVEL_HISTOGRAMS=_build_histograms_of_nodes_serial,
          _LEVEL_HISTOGRAMS_CONST=_build_histograms_of_nodes_const_serial))["_grow_symmetric_loop"]
 _PARALLEL = compiled_variant(
     _HELPERS, "_parallel",
     dict(_node_histogram=PARALLEL_HELPERS["_node_histogram"],
+         _wide_histograms=PARALLEL_HELPERS["_wide_histograms"],
          _LEVEL_SCAN=_summed_gains_of_each_feature,
          _LEVEL_HISTOGRAMS=_build_histograms_of_nodes,
          _LEVEL_HISTOGRAMS_CONST=_build_histograms_of_nodes_const))["_grow_symmetric_loop"]
-
-# No parallel kernel runs in the serial variant, whatever the work.
-_NEVER = np.iinfo(np.int64).max
-
 
 def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratch, feature_mask,
                         n_bins_non_missing, is_categorical, n_used, sum_g, sum_h):
@@ -411,29 +425,27 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     n_slots = histograms.shape[0]
     parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-                or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS))
-    if parallel_forced():
-        thresholds = (0, 0, 0)
-    elif parallel:
-        thresholds = (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS)
-    else:
-        thresholds = (_NEVER, _NEVER, _NEVER)
+                or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
+                or may_pick_parallel(n_used * rows.wide[0].shape[1], _MIN_PARALLEL_WIDE_CELLS))
+    thresholds = ((0, 0, 0, 0) if parallel_forced()
+                  else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS,
+                        _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
     loop = _PARALLEL if parallel else _SERIAL
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
-        rows.features, feature_mask, rows.value_bins, n_bins_non_missing, rows.missing_bin,
+        rows.features, rows.wide, feature_mask, rows.value_bins, n_bins_non_missing, rows.missing_bin,
         is_categorical, histograms, per_feature, work, settings.max_depth,
         settings.min_samples_leaf, settings.min_hessian_to_split, settings.l2_regularization,
         settings.min_gain_to_split, scan_bins, *thresholds, state.floats, state.ints,
         state.bits, state.free_slots, buffers.nodes, buffers.siblings, buffers.slots,
         buffers.totals, buffers.left_sums, buffers.splits, buffers.pending, buffers.ranges,
         state.phase_ticks, state.parallel_calls)
-    count_parallel_runs(_build_histogram_of_rows if rows.const_hessian is None
-                        else _build_histogram_of_rows_const, int(state.parallel_calls[0]))
-    count_parallel_runs(_summed_gains_of_each_feature, int(state.parallel_calls[1]))
+    count_parallel_runs_of_loop(state, rows)
+    runs = state.parallel_calls
     count_parallel_runs(_build_histograms_of_nodes if rows.const_hessian is None
-                        else _build_histograms_of_nodes_const, int(state.parallel_calls[2]))
+                        else _build_histograms_of_nodes_const, int(runs[LEVEL_HISTOGRAM_RUNS]))
+    count_parallel_runs(_summed_gains_of_each_feature, int(runs[LEVEL_SCAN_RUNS]))
     return n_nodes

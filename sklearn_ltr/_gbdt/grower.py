@@ -19,8 +19,8 @@ the nodes, runs in one compiled call per tree for trees of rows held in
 this process (:mod:`.compiled_grower` for leaf-wise and depth-wise trees,
 :mod:`.compiled_symmetric` for symmetric ones; both grow the same trees as
 the Python loop), and in Python for every other tree (rows on several
-workers, wide categorical columns, constraints, ``max_leaf_nodes=None``,
-symmetric trees of more than 11 levels). The grower works from histograms
+workers, constraints, ``max_leaf_nodes=None``, symmetric trees of more
+than 11 levels). The grower works from histograms
 only; the rows of each node are kept by a row store
 (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`: a
 :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one whose
@@ -267,8 +267,8 @@ class TreeGrower:
         self._can_split = None  # found by the first grow(), see _features_that_can_split
         self._loop = None
         self._levels = None
-        compiled = (compiled_loop and isinstance(rows, NodeRows) and not rows.has_wide_columns
-                    and self.monotonic_cst is None and self._groups is None)
+        compiled = (compiled_loop and isinstance(rows, NodeRows) and self.monotonic_cst is None
+                    and self._groups is None)
         if grow_policy == "symmetric":
             if compiled and max_depth <= compiled_symmetric.MAX_COMPILED_DEPTH:
                 self._loop = compiled_grower.LoopState(2 ** (max_depth + 1) - 1, n_hist)

@@ -31,6 +31,10 @@ from .wide_histogram import WideColumns
 
 __all__ = ["NodeRows", "RowStore", "TreeRows"]
 
+# TreeRows.wide without wide columns.
+_NO_WIDE = (np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int64),
+            np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+
 
 @runtime_checkable
 class RowStore(Protocol):
@@ -132,6 +136,9 @@ class TreeRows(NamedTuple):
     features: np.ndarray  # the features whose histograms are built; int64
     value_bins: np.ndarray  # bins written for each feature, besides the missing one; int64
     missing_bin: int
+    # The wide columns, whose blocks are built apart from ``features``
+    # (WideColumns.arrays; no active column if there are none).
+    wide: tuple
 
 
 class NodeRows:
@@ -211,11 +218,6 @@ class NodeRows:
     def n_samples(self):
         return self.X_binned.shape[0]
 
-    @property
-    def has_wide_columns(self):
-        """Whether some column is binned as several blocks."""
-        return self._wide is not None
-
     def tree_rows(self):
         """The buffers for the tree started last (:class:`TreeRows`); the
         compiled loop that grows it gives the tree back with
@@ -223,9 +225,11 @@ class NodeRows:
         value_bins = self._value_bins
         if value_bins is None:
             value_bins = np.full(self.n_features, self.missing_values_bin_idx, dtype=np.int64)
+        wide = _NO_WIDE if self._wide is None else self._wide.arrays(self._wide_active)
         return TreeRows(self.X_binned, self._indices, self._scratch, self._gradients,
                         self._hessians, self._const_hessian, self._ordered_g, self._ordered_h,
-                        self._sampled, self._features, value_bins, self.missing_values_bin_idx)
+                        self._sampled, self._features, value_bins, self.missing_values_bin_idx,
+                        wide)
 
     def record_compiled_tree(self, leaf_ids, starts, stops, histogram_seconds,
                              partition_seconds):

@@ -163,6 +163,13 @@ class WideColumns:
         return np.array([w for w, (start, n) in enumerate(zip(self._first, self._n_blocks))
                          if np.any(feature_mask[start:start + n])], dtype=np.int64)
 
+    def arrays(self, active):
+        """What the compiled tree loops take for the wide columns:
+        ``(codes, first_blocks, n_blocks, active)``, of the block codes
+        (one column per wide column), the feature of each one's first block
+        and its number of blocks, and the ``active`` columns (:meth:`active`)."""
+        return self._codes, self._first, self._n_blocks, active
+
     def build(self, active, rows, gradients, hessians, hessian, hist, value_bins):
         """Fill ``hist`` for the blocks of the wide columns that are
         ``active`` (:meth:`active`); ``rows`` None for all rows (then the
