@@ -25,11 +25,12 @@ is the one the child process imports: the installed package, or the first
 
 Run from the repository root::
 
-    python benchmarks/bench_cold_start.py [--runs 3] [--top 15] [--workload lambdamart]
+    python benchmarks/bench_cold_start.py [--runs 3] [--top 15] [--workload lambdamart|yetirank|all]
 
 ``--workload all`` fits the four rankers (LambdaMARTRanker, XENDCGRanker,
 ListNetRanker, CalibratedRanker) and a LambdaMARTRanker with early stopping
-instead of one ranker, to see what the other paths add.
+instead of one ranker, to see what the other paths add; ``--workload
+yetirank`` fits a YetiRankRanker (symmetric trees) instead.
 """
 
 import argparse
@@ -79,6 +80,8 @@ X, y, qid = make_ranking(n_queries=50, docs_per_query=20, n_features=20, random_
 workload = sys.argv[1]
 if workload == "lambdamart":
     models = [sklearn_ltr.LambdaMARTRanker(n_estimators=10)]
+elif workload == "yetirank":
+    models = [sklearn_ltr.YetiRankRanker(n_estimators=10)]
 else:
     models = [
         sklearn_ltr.LambdaMARTRanker(n_estimators=10),
@@ -154,7 +157,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per setting")
     parser.add_argument("--top", type=int, default=15, help="kernels listed")
-    parser.add_argument("--workload", choices=("lambdamart", "all"), default="lambdamart")
+    parser.add_argument("--workload", choices=("lambdamart", "yetirank", "all"),
+                        default="lambdamart")
     args = parser.parse_args()
 
     cold, warm, cold_reports, warm_reports = [], [], [], []

@@ -375,9 +375,12 @@ def _node_histogram(X_binned, indices, start, stop, use_rows, gradients, hessian
 def _wide_histograms(wide, rows, use_rows, gradients, hessians, hessian, hist, value_bins, n,
                      min_parallel_wide_cells, parallel_calls):
     """:meth:`~.wide_histogram.WideColumns.build` of the active wide
-    columns of ``wide`` (none: nothing to do) for ``n`` rows, as
+    columns of ``wide`` for ``n`` rows, as
     :meth:`~.node_rows.NodeRows._wide_histograms` calls it; ``hessian`` < 0
-    reads ``hessians``."""
+    reads ``hessians``. ``wide`` None (no wide column): nothing to do, and
+    numba then compiles no wide kernel into the loop."""
+    if wide is None:
+        return
     codes, firsts, n_blocks, active = wide
     if active.shape[0] == 0:
         return
@@ -518,7 +521,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     # one: the root's histogram and two siblings' scans are the largest work.
     parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
                 or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
-                or may_pick_parallel(n_used * rows.wide[0].shape[1], _MIN_PARALLEL_WIDE_CELLS))
+                or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
     thresholds = ((0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0

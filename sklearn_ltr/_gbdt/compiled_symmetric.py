@@ -126,11 +126,6 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
         n_free += 1
     left_bins = np.empty(BITSET_WORDS, dtype=BITSET_DTYPE)
     categories = np.empty(BITSET_WORDS, dtype=BITSET_DTYPE)
-    # What the wide columns' kernel takes for the hessians: < 0 reads them.
-    if const_hessian is None:
-        wide_hessian = -1.0
-    else:
-        wide_hessian = const_hessian
     _new_leaf(ints, floats, np.int64(0), n_used, sum_g, sum_h, np.int64(0), l2_regularization)
     ints[0, START] = 0
     ints[0, STOP] = n_used
@@ -154,7 +149,6 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
     for depth in range(max_depth):
         if n_level == 0:
             break
-        # The level's split (symmetric.level_split).
         tic = ticks()
         for k in range(n_level):
             node = level_nodes[current, k]
@@ -163,44 +157,11 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
             totals[k, 1] = floats[node, SUM_H]
             totals[k, 2] = float(ints[node, COUNT])
         slots = level_slots[:n_level]
-        if n_level * scan_bins >= min_parallel_bins:
-            parallel_calls[LEVEL_SCAN_RUNS] += 1
-            _LEVEL_SCAN(histograms, slots, level_siblings[current, :n_level], totals[:n_level],
-                        n_bins_non_missing, missing_bin, feature_mask, is_categorical,
-                        min_samples_leaf, min_hessian_to_split, l2_regularization, per_feature,
-                        work)
-        else:
-            _summed_gains_of_each_feature_serial(
-                histograms, slots, level_siblings[current, :n_level], totals[:n_level],
-                n_bins_non_missing, missing_bin, feature_mask, is_categorical, min_samples_leaf,
-                min_hessian_to_split, l2_regularization, per_feature, work)
-        best = _first_best_feature(per_feature)
-        found = best >= 0 and per_feature[best, 0] > min_gain_to_split
-        feature = max(best, 0)
-        categorical = found and is_categorical[feature] != 0
-        bin_threshold = 0
-        missing_left = 0
-        if found:
-            missing_left = int(per_feature[feature, 2])
-            if categorical:
-                _fill_left_categories(level_histogram(histograms, slots, feature),
-                                      np.int64(n_bins_non_missing[feature]), missing_bin,
-                                      int(per_feature[feature, 1]), categories)
-            else:
-                bin_threshold = int(per_feature[feature, 1])
-            any_missing = False
-            for k in range(n_level):
-                if histograms[slots[k], feature, missing_bin, 2] > 0:
-                    any_missing = True
-            if not any_missing:
-                _level_left_sums(histograms, slots, feature, categorical, bin_threshold,
-                                 categories, False, missing_bin, left_sums)
-                left_rows = 0.0
-                level_rows = 0.0
-                for k in range(n_level):
-                    left_rows += left_sums[k, 2]
-                    level_rows += totals[k, 2]
-                missing_left = 1 if left_rows >= level_rows - left_rows else 0
+        found, feature, categorical, bin_threshold, missing_left = _level_split(
+            histograms, slots, level_siblings[current, :n_level], totals[:n_level],
+            n_bins_non_missing, missing_bin, feature_mask, is_categorical, min_samples_leaf,
+            min_hessian_to_split, l2_regularization, min_gain_to_split, per_feature, work,
+            scan_bins, min_parallel_bins, categories, left_sums, parallel_calls)
         phase_ticks[SPLIT_FINDING] += ticks() - tic
         for i in range(n_pending):
             free_slots[n_free] = pending[i]
@@ -315,42 +276,103 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
                 n_built += 1
         if n_built:
             tic = ticks()
-            starts = ranges[0, :n_built]
-            stops = ranges[1, :n_built]
-            built_slots = level_slots[:n_built]
-            parallel = n_rows * features.shape[0] >= min_parallel_level_cells
-            if parallel:
-                parallel_calls[LEVEL_HISTOGRAM_RUNS] += 1
-            if const_hessian is None:
-                if parallel:
-                    _LEVEL_HISTOGRAMS(X_binned, indices, starts, stops, gradients, hessians,
-                                      features, histograms, built_slots, value_bins, ordered_g,
-                                      ordered_h)
-                else:
-                    _build_histograms_of_nodes_serial(
-                        X_binned, indices, starts, stops, gradients, hessians, features,
-                        histograms, built_slots, value_bins, ordered_g, ordered_h)
-            else:
-                if parallel:
-                    _LEVEL_HISTOGRAMS_CONST(X_binned, indices, starts, stops, gradients,
-                                            const_hessian, features, histograms, built_slots,
-                                            value_bins, ordered_g)
-                else:
-                    _build_histograms_of_nodes_const_serial(
-                        X_binned, indices, starts, stops, gradients, const_hessian, features,
-                        histograms, built_slots, value_bins, ordered_g)
-            # The wide columns node by node, from the gradients the level's
-            # kernel gathered at each node's rows (NodeRows.split_level).
-            for b in range(n_built):
-                lo = starts[b]
-                hi = stops[b]
-                _wide_histograms(wide, indices[lo:hi], np.bool_(True), ordered_g[lo:hi],
-                                 ordered_h[lo:hi], wide_hessian, histograms[built_slots[b]],
-                                 value_bins, hi - lo, min_parallel_wide_cells, parallel_calls)
+            _level_histograms(X_binned, indices, ranges[0, :n_built], ranges[1, :n_built], n_rows,
+                              gradients, hessians, const_hessian, ordered_g, ordered_h, features,
+                              wide, histograms, level_slots[:n_built], value_bins,
+                              min_parallel_level_cells, min_parallel_wide_cells, parallel_calls)
             phase_ticks[HISTOGRAMS] += ticks() - tic
         current = following
         n_level = n_next
     return n_nodes
+
+
+def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missing_bin,
+                 feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
+                 l2_regularization, min_gain_to_split, per_feature, work, scan_bins,
+                 min_parallel_bins, categories, left_sums, parallel_calls):
+    """:func:`~.symmetric.level_split` of the level's nodes: return
+    ``(found, feature, categorical, bin_threshold, missing_left)``, with the
+    left categories of a categorical split in ``categories``
+    (``left_sums`` is work space)."""
+    n_level = slots.shape[0]
+    if n_level * scan_bins >= min_parallel_bins:
+        parallel_calls[LEVEL_SCAN_RUNS] += 1
+        _LEVEL_SCAN(histograms, slots, siblings, totals, n_bins_non_missing, missing_bin,
+                    feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
+                    l2_regularization, per_feature, work)
+    else:
+        _summed_gains_of_each_feature_serial(
+            histograms, slots, siblings, totals, n_bins_non_missing, missing_bin, feature_mask,
+            is_categorical, min_samples_leaf, min_hessian_to_split, l2_regularization,
+            per_feature, work)
+    best = _first_best_feature(per_feature)
+    found = best >= 0 and per_feature[best, 0] > min_gain_to_split
+    feature = max(best, 0)
+    categorical = found and is_categorical[feature] != 0
+    bin_threshold = 0
+    missing_left = 0
+    if found:
+        missing_left = int(per_feature[feature, 2])
+        if categorical:
+            _fill_left_categories(level_histogram(histograms, slots, feature),
+                                  np.int64(n_bins_non_missing[feature]), missing_bin,
+                                  int(per_feature[feature, 1]), categories)
+        else:
+            bin_threshold = int(per_feature[feature, 1])
+        any_missing = False
+        for k in range(n_level):
+            if histograms[slots[k], feature, missing_bin, 2] > 0:
+                any_missing = True
+        if not any_missing:
+            # Missing values (at predict time) go to the side with more
+            # training rows over the level.
+            _level_left_sums(histograms, slots, feature, categorical, bin_threshold,
+                             categories, False, missing_bin, left_sums)
+            left_rows = 0.0
+            level_rows = 0.0
+            for k in range(n_level):
+                left_rows += left_sums[k, 2]
+                level_rows += totals[k, 2]
+            missing_left = 1 if left_rows >= level_rows - left_rows else 0
+    return found, feature, categorical, bin_threshold, missing_left
+
+
+def _level_histograms(X_binned, indices, starts, stops, n_rows, gradients, hessians,
+                      const_hessian, ordered_g, ordered_h, features, wide, histograms, slots,
+                      value_bins, min_parallel_level_cells, min_parallel_wide_cells,
+                      parallel_calls):
+    """:meth:`~.node_rows.NodeRows.split_level`'s histograms: node ``k``'s
+    rows ``indices[starts[k]:stops[k]]`` into ``histograms[slots[k]]``, all
+    ``n_rows`` of them in one call, then the blocks of the wide columns
+    node by node, from the gradients that call gathered at the nodes'
+    rows."""
+    parallel = n_rows * features.shape[0] >= min_parallel_level_cells
+    if parallel:
+        parallel_calls[LEVEL_HISTOGRAM_RUNS] += 1
+    if const_hessian is None:
+        if parallel:
+            _LEVEL_HISTOGRAMS(X_binned, indices, starts, stops, gradients, hessians, features,
+                              histograms, slots, value_bins, ordered_g, ordered_h)
+        else:
+            _build_histograms_of_nodes_serial(X_binned, indices, starts, stops, gradients,
+                                              hessians, features, histograms, slots,
+                                              value_bins, ordered_g, ordered_h)
+        wide_hessian = -1.0  # read the hessians
+    else:
+        if parallel:
+            _LEVEL_HISTOGRAMS_CONST(X_binned, indices, starts, stops, gradients, const_hessian,
+                                    features, histograms, slots, value_bins, ordered_g)
+        else:
+            _build_histograms_of_nodes_const_serial(X_binned, indices, starts, stops, gradients,
+                                                    const_hessian, features, histograms, slots,
+                                                    value_bins, ordered_g)
+        wide_hessian = const_hessian
+    for k in range(starts.shape[0]):
+        lo = starts[k]
+        hi = stops[k]
+        _wide_histograms(wide, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], ordered_h[lo:hi],
+                         wide_hessian, histograms[slots[k]], value_bins, hi - lo,
+                         min_parallel_wide_cells, parallel_calls)
 
 
 @njit(cache=True)
@@ -375,7 +397,7 @@ def _level_left_sums(histograms, slots, feature, categorical, bin_threshold, cat
         out[k, 2] = cl
 
 
-_HELPERS = (_grow_symmetric_loop,)
+_HELPERS = (_level_split, _level_histograms, _grow_symmetric_loop)
 _SERIAL = compiled_variant(
     _HELPERS, "_serial",
     dict(_node_histogram=SERIAL_HELPERS["_node_histogram"],
@@ -426,7 +448,7 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     n_slots = histograms.shape[0]
     parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
                 or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
-                or may_pick_parallel(n_used * rows.wide[0].shape[1], _MIN_PARALLEL_WIDE_CELLS))
+                or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
     thresholds = ((0, 0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS,
                         _MIN_PARALLEL_WIDE_CELLS))

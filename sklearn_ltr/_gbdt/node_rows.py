@@ -31,10 +31,6 @@ from .wide_histogram import WideColumns
 
 __all__ = ["NodeRows", "RowStore", "TreeRows"]
 
-# TreeRows.wide without wide columns.
-_NO_WIDE = (np.empty((0, 0), dtype=np.int32), np.empty(0, dtype=np.int64),
-            np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
-
 
 @runtime_checkable
 class RowStore(Protocol):
@@ -137,8 +133,12 @@ class TreeRows(NamedTuple):
     value_bins: np.ndarray  # bins written for each feature, besides the missing one; int64
     missing_bin: int
     # The wide columns, whose blocks are built apart from ``features``
-    # (WideColumns.arrays; no active column if there are none).
-    wide: tuple
+    # (WideColumns.arrays), or None if there are none.
+    wide: tuple | None
+
+    @property
+    def n_wide_columns(self):
+        return 0 if self.wide is None else self.wide[0].shape[1]
 
 
 class NodeRows:
@@ -225,7 +225,7 @@ class NodeRows:
         value_bins = self._value_bins
         if value_bins is None:
             value_bins = np.full(self.n_features, self.missing_values_bin_idx, dtype=np.int64)
-        wide = _NO_WIDE if self._wide is None else self._wide.arrays(self._wide_active)
+        wide = None if self._wide is None else self._wide.arrays(self._wide_active)
         return TreeRows(self.X_binned, self._indices, self._scratch, self._gradients,
                         self._hessians, self._const_hessian, self._ordered_g, self._ordered_h,
                         self._sampled, self._features, value_bins, self.missing_values_bin_idx,
