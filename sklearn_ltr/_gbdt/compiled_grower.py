@@ -23,10 +23,10 @@ among equals. With at most ``max_leaf_nodes`` candidates a scan of them is
 as fast as a heap.
 
 Kernels too small for threads run serially, as :func:`~.._utils.parallel.pick`
-chooses for the Python loop. A loop that may call the parallel kernels
-compiles them in; one that never does (small data, or one thread) is a
-separate compiled variant without them, so that a small fit compiles no
-parallel kernel, as before.
+chooses for the Python loop. A loop that may call the parallel histogram
+kernels, or the parallel scan, compiles them in; one that never does
+(small data, or one thread) is a separate compiled variant without them,
+so that a fit compiles only the parallel kernels it may run, as before.
 """
 
 import types
@@ -474,18 +474,39 @@ def compiled_variant(helpers, suffix, bindings):
     return compiled
 
 
-# The loop's helpers, in the variant with the serial kernels only and in
-# the one with the parallel kernels; the symmetric loop calls them too.
-_HELPERS = (_wide_histograms, _node_histogram, _find_splits, _grow_tree_loop)
-SERIAL_HELPERS = compiled_variant(
-    _HELPERS, "_serial",
-    dict(_HISTOGRAM=_build_histogram_of_rows_serial,
-         _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
-         _SCAN=_best_split_of_each_feature_serial, _WIDE=_wide_columns_histograms_serial))
-PARALLEL_HELPERS = compiled_variant(
-    _HELPERS, "_parallel",
-    dict(_HISTOGRAM=_build_histogram_of_rows, _HISTOGRAM_CONST=_build_histogram_of_rows_const,
-         _SCAN=_best_split_of_each_feature, _WIDE=_wide_columns_histograms))
+def variant_suffix(parallel_histograms, parallel_scans):
+    """The name suffix of the compiled variant with these kernels."""
+    return (("_parallel" if parallel_histograms else "_serial") + "_histograms"
+            + ("_parallel" if parallel_scans else "_serial") + "_scans")
+
+
+# The histogram helpers (the symmetric loop calls them too) and the scan
+# helper, each with the serial kernels (False) or the parallel ones (True),
+# and the loop in the four combinations. A variant is compiled on its first
+# call: a fit compiles the parallel kernels only of the work that may run
+# in parallel (on small data, the scans of a symmetric level but not its
+# histograms), as pick() does for the Python loop.
+HISTOGRAM_HELPERS = {
+    False: compiled_variant((_wide_histograms, _node_histogram), "_serial",
+                            dict(_HISTOGRAM=_build_histogram_of_rows_serial,
+                                 _HISTOGRAM_CONST=_build_histogram_of_rows_const_serial,
+                                 _WIDE=_wide_columns_histograms_serial)),
+    True: compiled_variant((_wide_histograms, _node_histogram), "_parallel",
+                           dict(_HISTOGRAM=_build_histogram_of_rows,
+                                _HISTOGRAM_CONST=_build_histogram_of_rows_const,
+                                _WIDE=_wide_columns_histograms)),
+}
+_SCAN_HELPERS = {
+    False: compiled_variant((_find_splits,), "_serial",
+                            dict(_SCAN=_best_split_of_each_feature_serial)),
+    True: compiled_variant((_find_splits,), "_parallel", dict(_SCAN=_best_split_of_each_feature)),
+}
+_LOOPS = {
+    (histograms, scans): compiled_variant(
+        (_grow_tree_loop,), variant_suffix(histograms, scans),
+        {**HISTOGRAM_HELPERS[histograms], **_SCAN_HELPERS[scans]})["_grow_tree_loop"]
+    for histograms in (False, True) for scans in (False, True)
+}
 
 
 def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_bins_non_missing,
@@ -517,16 +538,17 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     """
     per_feature, work, best_features = split_scratch
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
-    # The variant with the parallel kernels only where pick() could choose
-    # one: the root's histogram and two siblings' scans are the largest work.
-    parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-                or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
-                or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    # The variant with parallel kernels only where pick() could choose one:
+    # the root's histogram and two siblings' scans are the largest work.
+    parallel_histograms = (
+        may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
+        or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    parallel_scans = may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
     thresholds = ((0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = (PARALLEL_HELPERS if parallel else SERIAL_HELPERS)["_grow_tree_loop"]
+    loop = _LOOPS[parallel_histograms, parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,

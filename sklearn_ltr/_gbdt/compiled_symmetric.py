@@ -36,10 +36,9 @@ from .compiled_grower import (
     LEVEL_HISTOGRAM_RUNS,
     LEVEL_SCAN_RUNS,
     MISSING_LEFT,
-    PARALLEL_HELPERS,
+    HISTOGRAM_HELPERS,
     PARTITION,
     RIGHT,
-    SERIAL_HELPERS,
     SLOT,
     SPLIT_FINDING,
     START,
@@ -54,6 +53,7 @@ from .compiled_grower import (
     _splittable,
     compiled_variant,
     count_parallel_runs_of_loop,
+    variant_suffix,
 )
 from .histogram import (
     _MIN_PARALLEL_LEVEL_CELLS,
@@ -77,10 +77,10 @@ __all__ = ["LevelBuffers", "MAX_COMPILED_DEPTH", "grow_symmetric_tree"]
 # first (see TreeGrower), which only the Python loop can add.
 MAX_COMPILED_DEPTH = 11
 
-# The level kernels and the root's histogram, bound per compiled variant as
+# The level kernels and the histogram helpers, bound per compiled variant as
 # in compiled_grower.
-_node_histogram = SERIAL_HELPERS["_node_histogram"]
-_wide_histograms = SERIAL_HELPERS["_wide_histograms"]
+_node_histogram = HISTOGRAM_HELPERS[False]["_node_histogram"]
+_wide_histograms = HISTOGRAM_HELPERS[False]["_wide_histograms"]
 _LEVEL_SCAN = _summed_gains_of_each_feature_serial
 _LEVEL_HISTOGRAMS = _build_histograms_of_nodes_serial
 _LEVEL_HISTOGRAMS_CONST = _build_histograms_of_nodes_const_serial
@@ -397,21 +397,33 @@ def _level_left_sums(histograms, slots, feature, categorical, bin_threshold, cat
         out[k, 2] = cl
 
 
-_HELPERS = (_level_split, _level_histograms, _grow_symmetric_loop)
-_SERIAL = compiled_variant(
-    _HELPERS, "_serial",
-    dict(_node_histogram=SERIAL_HELPERS["_node_histogram"],
-         _wide_histograms=SERIAL_HELPERS["_wide_histograms"],
-         _LEVEL_SCAN=_summed_gains_of_each_feature_serial,
-         _LEVEL_HISTOGRAMS=_build_histograms_of_nodes_serial,
-         _LEVEL_HISTOGRAMS_CONST=_build_histograms_of_nodes_const_serial))["_grow_symmetric_loop"]
-_PARALLEL = compiled_variant(
-    _HELPERS, "_parallel",
-    dict(_node_histogram=PARALLEL_HELPERS["_node_histogram"],
-         _wide_histograms=PARALLEL_HELPERS["_wide_histograms"],
-         _LEVEL_SCAN=_summed_gains_of_each_feature,
-         _LEVEL_HISTOGRAMS=_build_histograms_of_nodes,
-         _LEVEL_HISTOGRAMS_CONST=_build_histograms_of_nodes_const))["_grow_symmetric_loop"]
+# The level helpers with the serial kernels (False) or the parallel ones
+# (True), and the loop in the four combinations, as in compiled_grower.
+_LEVEL_HISTOGRAM_HELPERS = {
+    parallel: compiled_variant(
+        (_level_histograms,), "_parallel" if parallel else "_serial",
+        dict(HISTOGRAM_HELPERS[parallel],
+             _LEVEL_HISTOGRAMS=(_build_histograms_of_nodes if parallel
+                                else _build_histograms_of_nodes_serial),
+             _LEVEL_HISTOGRAMS_CONST=(_build_histograms_of_nodes_const if parallel
+                                      else _build_histograms_of_nodes_const_serial)))
+    for parallel in (False, True)
+}
+_LEVEL_SCAN_HELPERS = {
+    parallel: compiled_variant(
+        (_level_split,), "_parallel" if parallel else "_serial",
+        dict(_LEVEL_SCAN=(_summed_gains_of_each_feature if parallel
+                          else _summed_gains_of_each_feature_serial)))
+    for parallel in (False, True)
+}
+_LOOPS = {
+    (histograms, scans): compiled_variant(
+        (_grow_symmetric_loop,), variant_suffix(histograms, scans),
+        {**HISTOGRAM_HELPERS[histograms], **_LEVEL_HISTOGRAM_HELPERS[histograms],
+         **_LEVEL_SCAN_HELPERS[scans]})["_grow_symmetric_loop"]
+    for histograms in (False, True) for scans in (False, True)
+}
+
 
 def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratch, feature_mask,
                         n_bins_non_missing, is_categorical, n_used, sum_g, sum_h):
@@ -446,15 +458,18 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     per_feature, work = split_scratch[0][0], split_scratch[1]
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     n_slots = histograms.shape[0]
-    parallel = (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-                or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
-                or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    # The largest work: the root's histogram (a level's rows are at most
+    # the root's), and the scan of a level whose nodes fill the pool.
+    parallel_histograms = (
+        may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
+        or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    parallel_scans = may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
     thresholds = ((0, 0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS,
                         _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _PARALLEL if parallel else _SERIAL
+    loop = _LOOPS[parallel_histograms, parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
