@@ -265,7 +265,7 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
             ints[ints[node, RIGHT], STOP] = stop
         phase_ticks[PARTITION] += ticks() - tic
         n_built = 0
-        n_rows = 0
+        n_rows = np.int64(0)
         for s in range(n_splits):
             child = splits[1, s]
             if child >= 0:
@@ -327,7 +327,7 @@ def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missin
             # Missing values (at predict time) go to the side with more
             # training rows over the level.
             _level_left_sums(histograms, slots, feature, categorical, bin_threshold,
-                             categories, False, missing_bin, left_sums)
+                             categories, np.bool_(False), missing_bin, left_sums)
             left_rows = 0.0
             level_rows = 0.0
             for k in range(n_level):

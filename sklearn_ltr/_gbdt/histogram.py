@@ -380,8 +380,11 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
         lo = starts[k]
         hi = stops[k]
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
-        _hist_rows(X_binned, indices[lo:hi], True, ordered_g[lo:hi], ordered_h[lo:hi], features,
-                   grp * 4, min(grp * 4 + 4, n_active), histograms[slots[k]], value_bins, ahead)
+        # np.bool_, not a bare True: the per-node kernels pass a bool, and a
+        # literal would make numba compile the loops once more for its type.
+        _hist_rows(X_binned, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], ordered_h[lo:hi],
+                   features, grp * 4, min(grp * 4 + 4, n_active), histograms[slots[k]],
+                   value_bins, ahead)
 
 
 @njit(parallel=True, cache=True)
@@ -402,9 +405,9 @@ def _build_histograms_of_nodes_const(X_binned, indices, starts, stops, gradients
         lo = starts[k]
         hi = stops[k]
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
-        _hist_rows_const(X_binned, indices[lo:hi], True, ordered_g[lo:hi], hessian, features,
-                         grp * 8, min(grp * 8 + 8, n_active), histograms[slots[k]], value_bins,
-                         ahead)
+        _hist_rows_const(X_binned, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], hessian,
+                         features, grp * 8, min(grp * 8 + 8, n_active), histograms[slots[k]],
+                         value_bins, ahead)
 
 
 _build_histograms_of_nodes_serial = serial_twin(_build_histograms_of_nodes)
