@@ -73,6 +73,16 @@ def _assert_same_tree(a, b):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
+def _same_trees_with_both_loops(*data, **params):
+    """Grow trees with the compiled loop and with the Python loop, check
+    they are the same, and return the compiled loop's."""
+    compiled, _ = _grow_trees(True, *data, **params)
+    python, _ = _grow_trees(False, *data, **params)
+    for a, b in zip(compiled, python):
+        _assert_same_tree(a, b)
+    return compiled
+
+
 CASES = {
     "lossguide": {},
     "depthwise": {"grow_policy": "depthwise", "max_depth": 4},
@@ -95,11 +105,7 @@ CASES = {
 @pytest.mark.parametrize("params", CASES.values(), ids=CASES.keys())
 @pytest.mark.parametrize("categorical", [False, True], ids=["numeric", "categorical"])
 def test_same_trees_as_the_python_loop(params, categorical):
-    Xb, g, h, mapper, is_cat = _data(categorical=categorical)
-    compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **params)
-    python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat, **params)
-    for a, b in zip(compiled, python):
-        _assert_same_tree(a, b)
+    compiled = _same_trees_with_both_loops(*_data(categorical=categorical), **params)
     assert sum((t.nodes["is_leaf"] == 0).sum() for t in compiled) >= 3
     if categorical and "max_leaf_nodes" not in params and "min_gain_to_split" not in params:
         # The data make a categorical split worth it: the loop made its set.
@@ -118,12 +124,8 @@ def test_same_trees_with_sampled_rows_masked_features_and_constant_hessians(cons
     mask = np.ones(Xb.shape[1], dtype=bool)
     mask[1] = False
     for kw in ({"sample": sample}, {"feature_mask": mask}, {}):
-        compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat,
-                                  constant_hessian=constant_hessian, **kw, **shape)
-        python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat,
-                                constant_hessian=constant_hessian, **kw, **shape)
-        for a, b in zip(compiled, python):
-            _assert_same_tree(a, b)
+        compiled = _same_trees_with_both_loops(Xb, g, h, mapper, is_cat,
+                                               constant_hessian=constant_hessian, **kw, **shape)
         if "feature_mask" in kw:
             assert 1 not in compiled[0].nodes["feature_idx"]
 
@@ -143,12 +145,8 @@ def test_same_trees_with_wide_categorical_columns(shape, constant_hessian):
     without_a_block[blocks[0]] = False
     blocks_used = False
     for kw in ({}, {"sample": sample}, {"feature_mask": without_a_block}):
-        compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat,
-                                  constant_hessian=constant_hessian, **kw, **shape)
-        python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat,
-                                constant_hessian=constant_hessian, **kw, **shape)
-        for a, b in zip(compiled, python):
-            _assert_same_tree(a, b)
+        compiled = _same_trees_with_both_loops(Xb, g, h, mapper, is_cat,
+                                               constant_hessian=constant_hessian, **kw, **shape)
         split_on = np.concatenate([t.nodes["feature_idx"][t.nodes["is_leaf"] == 0]
                                    for t in compiled])
         if "feature_mask" in kw:
@@ -172,14 +170,11 @@ def test_same_symmetric_trees_when_a_split_halves_every_node():
     g = (3.0 * X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(n)).astype(np.float32)
     h = rng.uniform(0.5, 1.5, n).astype(np.float32)
     is_cat = np.zeros(4, dtype=bool)
-    params = {"grow_policy": "symmetric", "max_depth": 4}
-    compiled, _ = _grow_trees(True, Xb, g, h, mapper, is_cat, **params)
-    python, _ = _grow_trees(False, Xb, g, h, mapper, is_cat, **params)
+    compiled = _same_trees_with_both_loops(Xb, g, h, mapper, is_cat, grow_policy="symmetric",
+                                           max_depth=4)
     root = compiled[0].nodes[0]
     assert root["feature_idx"] == 0 and root["missing_go_to_left"] == 1
     assert compiled[0].nodes[root["left"]]["count"] == compiled[0].nodes[root["right"]]["count"]
-    for a, b in zip(compiled, python):
-        _assert_same_tree(a, b)
 
 
 def test_the_python_loop_grows_what_the_compiled_one_cannot():

@@ -539,16 +539,13 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     per_feature, work, best_features = split_scratch
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     # The variant with parallel kernels only where pick() could choose one:
-    # the root's histogram and two siblings' scans are the largest work.
-    parallel_histograms = (
-        may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-        or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    # two siblings' scans are the largest scan work.
     parallel_scans = may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
     thresholds = ((0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _LOOPS[parallel_histograms, parallel_scans]
+    loop = _LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
@@ -560,6 +557,14 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
         state.free_slots, state.phase_ticks, state.parallel_calls)
     count_parallel_runs_of_loop(state, rows)
     return n_nodes
+
+
+def histograms_may_run_in_parallel(rows, n_used):
+    """Whether pick() could choose a parallel histogram kernel for a tree of
+    ``n_used`` rows of ``rows`` (TreeRows): the root's histogram is the
+    largest (a node's or a level's rows are at most the root's)."""
+    return (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
+            or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
 
 
 def count_parallel_runs_of_loop(state, rows):

@@ -53,6 +53,7 @@ from .compiled_grower import (
     _splittable,
     compiled_variant,
     count_parallel_runs_of_loop,
+    histograms_may_run_in_parallel,
     variant_suffix,
 )
 from .histogram import (
@@ -62,12 +63,13 @@ from .histogram import (
     _build_histograms_of_nodes_const_serial,
     _build_histograms_of_nodes_serial,
 )
-from .scan_parts import leaf_term, start_of_left_sums
+from .scan_parts import leaf_term
 from .splitting import _first_best_feature, _partition, scanned_bins
 from .symmetric import (
     _MIN_PARALLEL_BINS,
     _summed_gains_of_each_feature,
     _summed_gains_of_each_feature_serial,
+    _left_sums_of_nodes,
     level_histogram,
 )
 
@@ -96,7 +98,6 @@ class LevelBuffers:
         self.siblings = np.empty((2, n_slots), dtype=np.int64)
         self.slots = np.empty(n_slots, dtype=np.int64)
         self.totals = np.empty((n_slots, 3))
-        self.left_sums = np.empty((n_slots, 3))
         # The level's splits: the split node, the child whose histogram is
         # built (-1: none) and its slot; the slots freed after the search.
         self.splits = np.empty((3, n_slots), dtype=np.int64)
@@ -111,7 +112,7 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
                          min_samples_leaf, min_hessian_to_split, l2_regularization,
                          min_gain_to_split, scan_bins, min_parallel_cells, min_parallel_bins,
                          min_parallel_level_cells, min_parallel_wide_cells, floats, ints, bits,
-                         free_slots, level_nodes, level_siblings, level_slots, totals, left_sums,
+                         free_slots, level_nodes, level_siblings, level_slots, totals,
                          splits, pending, ranges, phase_ticks, parallel_calls):
     """Grow one symmetric tree; return its number of nodes.
 
@@ -157,11 +158,11 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
             totals[k, 1] = floats[node, SUM_H]
             totals[k, 2] = float(ints[node, COUNT])
         slots = level_slots[:n_level]
-        found, feature, categorical, bin_threshold, missing_left = _level_split(
+        found, feature, categorical, bin_threshold, missing_left, left_value_bins = _level_split(
             histograms, slots, level_siblings[current, :n_level], totals[:n_level],
             n_bins_non_missing, missing_bin, feature_mask, is_categorical, min_samples_leaf,
             min_hessian_to_split, l2_regularization, min_gain_to_split, per_feature, work,
-            scan_bins, min_parallel_bins, categories, left_sums, parallel_calls)
+            scan_bins, min_parallel_bins, categories, parallel_calls)
         phase_ticks[SPLIT_FINDING] += ticks() - tic
         for i in range(n_pending):
             free_slots[n_free] = pending[i]
@@ -175,8 +176,8 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
                        missing_left, categorical, missing_bin, left_bins)
         child_l2 = l2_regularization + (CATEGORY_L2 if categorical else 0.0)
         last_level = depth + 1 == max_depth
-        _level_left_sums(histograms, slots, feature, categorical, bin_threshold, categories,
-                         missing_left == 1, missing_bin, left_sums)
+        left_sums = _left_sums_of_nodes(histograms, slots, feature, left_value_bins,
+                                        missing_left == 1, missing_bin)
         following = 1 - current
         n_next = 0
         n_splits = 0
@@ -289,11 +290,11 @@ def _grow_symmetric_loop(X_binned, indices, partition_buffer, gradients, hessian
 def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missing_bin,
                  feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
                  l2_regularization, min_gain_to_split, per_feature, work, scan_bins,
-                 min_parallel_bins, categories, left_sums, parallel_calls):
+                 min_parallel_bins, categories, parallel_calls):
     """:func:`~.symmetric.level_split` of the level's nodes: return
-    ``(found, feature, categorical, bin_threshold, missing_left)``, with the
-    left categories of a categorical split in ``categories``
-    (``left_sums`` is work space)."""
+    ``(found, feature, categorical, bin_threshold, missing_left,
+    left_value_bins)``, with the left categories of a categorical split in
+    ``categories``."""
     n_level = slots.shape[0]
     if n_level * scan_bins >= min_parallel_bins:
         parallel_calls[LEVEL_SCAN_RUNS] += 1
@@ -311,6 +312,7 @@ def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missin
     categorical = found and is_categorical[feature] != 0
     bin_threshold = 0
     missing_left = 0
+    left_value_bins = np.empty(0, dtype=np.int64)
     if found:
         missing_left = int(per_feature[feature, 2])
         if categorical:
@@ -319,6 +321,7 @@ def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missin
                                   int(per_feature[feature, 1]), categories)
         else:
             bin_threshold = int(per_feature[feature, 1])
+        left_value_bins = _left_value_bins(categorical, bin_threshold, categories, missing_bin)
         any_missing = False
         for k in range(n_level):
             if histograms[slots[k], feature, missing_bin, 2] > 0:
@@ -326,15 +329,15 @@ def _level_split(histograms, slots, siblings, totals, n_bins_non_missing, missin
         if not any_missing:
             # Missing values (at predict time) go to the side with more
             # training rows over the level.
-            _level_left_sums(histograms, slots, feature, categorical, bin_threshold,
-                             categories, np.bool_(False), missing_bin, left_sums)
+            left_sums = _left_sums_of_nodes(histograms, slots, feature, left_value_bins,
+                                            np.bool_(False), missing_bin)
             left_rows = 0.0
             level_rows = 0.0
             for k in range(n_level):
                 left_rows += left_sums[k, 2]
                 level_rows += totals[k, 2]
             missing_left = 1 if left_rows >= level_rows - left_rows else 0
-    return found, feature, categorical, bin_threshold, missing_left
+    return found, feature, categorical, bin_threshold, missing_left, left_value_bins
 
 
 def _level_histograms(X_binned, indices, starts, stops, n_rows, gradients, hessians,
@@ -376,25 +379,22 @@ def _level_histograms(X_binned, indices, starts, stops, n_rows, gradients, hessi
 
 
 @njit(cache=True)
-def _level_left_sums(histograms, slots, feature, categorical, bin_threshold, categories,
-                     missing_left, missing_bin, out):
-    """:func:`~.symmetric._left_sums_of_nodes` of the split on ``feature``
-    whose left value bins are those up to ``bin_threshold``, or the
-    ``categories`` of a categorical split, into ``out[:n_nodes]``: summed
-    in the same (increasing) bin order."""
-    for k in range(slots.shape[0]):
-        h = histograms[slots[k], feature]
-        gl, hl, cl = start_of_left_sums(h, missing_bin, missing_left)
-        last = missing_bin if categorical else bin_threshold + 1
-        for b in range(last):
-            if categorical and not (categories[b >> 5] >> BITSET_DTYPE(b & 31)) & 1:
-                continue
-            gl += h[b, 0]
-            hl += h[b, 1]
-            cl += h[b, 2]
-        out[k, 0] = gl
-        out[k, 1] = hl
-        out[k, 2] = cl
+def _left_value_bins(categorical, bin_threshold, categories, missing_bin):
+    """The value bins that go left in a level's split, increasing: those up
+    to ``bin_threshold``, or the ``categories`` of a categorical split
+    (what :func:`~.symmetric.level_split` returns as ``left_value_bins``)."""
+    if not categorical:
+        return np.arange(bin_threshold + 1)
+    n = 0
+    for b in range(missing_bin):
+        n += (categories[b >> 5] >> BITSET_DTYPE(b & 31)) & 1
+    out = np.empty(n, dtype=np.int64)
+    n = 0
+    for b in range(missing_bin):
+        if (categories[b >> 5] >> BITSET_DTYPE(b & 31)) & 1:
+            out[n] = b
+            n += 1
+    return out
 
 
 # The level helpers with the serial kernels (False) or the parallel ones
@@ -458,27 +458,23 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     per_feature, work = split_scratch[0][0], split_scratch[1]
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     n_slots = histograms.shape[0]
-    # The largest work: the root's histogram (a level's rows are at most
-    # the root's), and the scan of a level whose nodes fill the pool.
-    parallel_histograms = (
-        may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-        or may_pick_parallel(n_used * rows.n_wide_columns, _MIN_PARALLEL_WIDE_CELLS))
+    # The largest scan: that of a level whose nodes fill the pool.
     parallel_scans = may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
     thresholds = ((0, 0, 0, 0) if parallel_forced()
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS,
                         _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _LOOPS[parallel_histograms, parallel_scans]
+    loop = _LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
-        rows.features, rows.wide, feature_mask, rows.value_bins, n_bins_non_missing, rows.missing_bin,
-        is_categorical, histograms, per_feature, work, settings.max_depth,
+        rows.features, rows.wide, feature_mask, rows.value_bins, n_bins_non_missing,
+        rows.missing_bin, is_categorical, histograms, per_feature, work, settings.max_depth,
         settings.min_samples_leaf, settings.min_hessian_to_split, settings.l2_regularization,
         settings.min_gain_to_split, scan_bins, *thresholds, state.floats, state.ints,
         state.bits, state.free_slots, buffers.nodes, buffers.siblings, buffers.slots,
-        buffers.totals, buffers.left_sums, buffers.splits, buffers.pending, buffers.ranges,
+        buffers.totals, buffers.splits, buffers.pending, buffers.ranges,
         state.phase_ticks, state.parallel_calls)
     count_parallel_runs_of_loop(state, rows)
     runs = state.parallel_calls

@@ -20,11 +20,10 @@ this process (:mod:`.compiled_grower` for leaf-wise and depth-wise trees,
 :mod:`.compiled_symmetric` for symmetric ones; both grow the same trees as
 the Python loop), and in Python for every other tree (rows on several
 workers, constraints, ``max_leaf_nodes=None``, symmetric trees of more
-than 11 levels). The grower works from histograms
-only; the rows of each node are kept by a row store
-(:class:`~sklearn_ltr._gbdt.node_rows.RowStore`: a
-:class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one whose
-rows live on several workers for data-parallel training).
+than 11 levels). The grower works from histograms only; the rows of each
+node are kept by a row store (:class:`~sklearn_ltr._gbdt.node_rows.RowStore`:
+a :class:`~sklearn_ltr._gbdt.node_rows.NodeRows` in this process, or one
+whose rows live on several workers for data-parallel training).
 
 Buffers (the histogram pool here, the partitioned row indices and gathered
 gradients in NodeRows) are allocated once when the grower is created, so a
