@@ -27,6 +27,12 @@ chooses for the Python loop. A loop that may call the parallel histogram
 kernels, or the parallel scan, compiles them in; one that never does
 (small data, or one thread) is a separate compiled variant without them,
 so that a fit compiles only the parallel kernels it may run, as before.
+
+For whoever edits the kernels: numba checks a cached function against its
+own source file only, and the cached loops here contain the kernels they
+call. After editing a kernel in another module, delete the numba cache
+files (``__pycache__/*.nbi`` and ``*.nbc``), or the loops may go on running
+the old kernel.
 """
 
 import types
