@@ -507,12 +507,24 @@ _SCAN_HELPERS = {
                             dict(_SCAN=_best_split_of_each_feature_serial)),
     True: compiled_variant((_find_splits,), "_parallel", dict(_SCAN=_best_split_of_each_feature)),
 }
-_LOOPS = {
+LOOPS = {
     (histograms, scans): compiled_variant(
         (_grow_tree_loop,), variant_suffix(histograms, scans),
         {**HISTOGRAM_HELPERS[histograms], **_SCAN_HELPERS[scans]})["_grow_tree_loop"]
     for histograms in (False, True) for scans in (False, True)
 }
+
+
+def load_every_variant(loops):
+    """Compile, or load from the cache, every variant in ``loops`` (the
+    compiled variants of one loop, as :data:`LOOPS`) for each argument types
+    any of them has run with in this process. A process warmed up on small
+    data, whose fits pick some variants only, then runs the variants larger
+    data pick without compiling (``sklearn_ltr.dask.warm_up_workers``)."""
+    signatures = {sig for loop in loops.values() for sig in loop.signatures}
+    for loop in loops.values():
+        for sig in signatures.difference(loop.signatures):
+            loop.compile(sig)
 
 
 def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_bins_non_missing,
@@ -551,7 +563,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
                   else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
+    loop = LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,

@@ -416,7 +416,7 @@ _LEVEL_SCAN_HELPERS = {
                           else _summed_gains_of_each_feature_serial)))
     for parallel in (False, True)
 }
-_LOOPS = {
+LOOPS = {
     (histograms, scans): compiled_variant(
         (_grow_symmetric_loop,), variant_suffix(histograms, scans),
         {**HISTOGRAM_HELPERS[histograms], **_LEVEL_HISTOGRAM_HELPERS[histograms],
@@ -465,7 +465,7 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
                         _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = _LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
+    loop = LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,

@@ -34,6 +34,8 @@ from .._rankers import (
     XENDCGRanker,
     YetiRankRanker,
 )
+from .._gbdt import compiled_grower, compiled_symmetric
+from .._gbdt.compiled_grower import load_every_variant
 from .._utils.parallel import parallel_kernels_only
 from ..metrics import map_score, mrr_score, ndcg_score
 
@@ -85,6 +87,10 @@ def _warm_up():
     _warm_up_paths()
     with parallel_kernels_only():
         _warm_up_paths()
+    # The tree loops come in variants by which of their kernels may run in
+    # parallel; tiny data pick only some of them.
+    for loops in (compiled_grower.LOOPS, compiled_symmetric.LOOPS):
+        load_every_variant(loops)
     return time.perf_counter() - start
 
 
@@ -105,6 +111,8 @@ def _warm_up_paths():
         XENDCGRanker(**small),
         ListNetRanker(**small),
         YetiRankRanker(**small),
+        # Its default growth: symmetric trees, the symmetric loop.
+        YetiRankRanker(n_estimators=3, max_depth=3, min_samples_leaf=2, random_state=0),
         CalibratedRanker(binarize=True, **small),
     ]
     for ranker in rankers:
@@ -139,15 +147,19 @@ def _kernel_signatures():
     -------
     signatures : dict of str to set of str
         Keyed by ``"module.function"``, for every kernel of every imported
-        ``sklearn_ltr`` module.
+        ``sklearn_ltr`` module, and ``"module.name[key]"`` for the kernels
+        a module keeps in a dict (the variants of the compiled tree loops).
     """
     signatures = {}
     for module_name, module in list(sys.modules.items()):
         if module_name.split(".")[0] != "sklearn_ltr" or module is None:
             continue
         for name, value in list(vars(module).items()):
-            if isinstance(value, Dispatcher):
-                signatures[f"{module_name}.{name}"] = {str(sig) for sig in value.signatures}
+            kernels = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, kernel in kernels:
+                if isinstance(kernel, Dispatcher):
+                    label = name if key is None else f"{name}[{key}]"
+                    signatures[f"{module_name}.{label}"] = {str(sig) for sig in kernel.signatures}
     return signatures
 
 
