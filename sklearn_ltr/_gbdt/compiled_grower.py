@@ -38,6 +38,7 @@ the old kernel.
 import types
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -522,7 +523,9 @@ def load_every_variant(loops):
     data, whose fits pick some variants only, then runs the variants larger
     data pick without compiling (``sklearn_ltr.dask.warm_up_workers``)."""
     signatures = {sig for loop in loops.values() for sig in loop.signatures}
-    for loop in loops.values():
+    for (parallel_histograms, parallel_scans), loop in loops.items():
+        if (parallel_histograms or parallel_scans) and numba.get_num_threads() == 1:
+            continue  # never picked on one thread
         for sig in signatures.difference(loop.signatures):
             loop.compile(sig)
 
