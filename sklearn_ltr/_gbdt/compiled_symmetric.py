@@ -22,7 +22,7 @@ from numba import njit
 from .._utils.clock import ticks
 from .._utils.parallel import count_parallel_runs, may_pick_parallel, parallel_forced
 from .categorical import CATEGORY_L2, _fill_left_categories
-from .common import BITSET_DTYPE, BITSET_WORDS
+from .common import BITSET_DTYPE, BITSET_WORDS, in_bitset
 from .compiled_grower import (
     CATEGORICAL,
     COUNT,
@@ -385,16 +385,13 @@ def _left_value_bins(categorical, bin_threshold, categories, missing_bin):
     (what :func:`~.symmetric.level_split` returns as ``left_value_bins``)."""
     if not categorical:
         return np.arange(bin_threshold + 1)
+    out = np.empty(missing_bin, dtype=np.int64)
     n = 0
     for b in range(missing_bin):
-        n += (categories[b >> 5] >> BITSET_DTYPE(b & 31)) & 1
-    out = np.empty(n, dtype=np.int64)
-    n = 0
-    for b in range(missing_bin):
-        if (categories[b >> 5] >> BITSET_DTYPE(b & 31)) & 1:
+        if in_bitset(categories, b):
             out[n] = b
             n += 1
-    return out
+    return out[:n]
 
 
 # The level helpers with the serial kernels (False) or the parallel ones
