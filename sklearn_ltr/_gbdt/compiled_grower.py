@@ -69,6 +69,15 @@ from .splitting import (
 
 __all__ = ["GrowSettings", "LoopState", "grow_tree"]
 
+# In a tree grown with the parallel kernels (see grow_tree), the work from
+# which a node's histogram (rows x features) or scan (bins read) runs on
+# them. A parallel region started inside compiled code costs about 1.5 us on
+# numba's OpenMP layer (2 threads), the time of about 2,000 histogram cells
+# or 1,000 scanned bins. pick()'s thresholds, for kernels called from Python
+# (200,000 cells, 64,000 bins), left nearly every node of small data serial.
+LOOP_MIN_PARALLEL_CELLS = 2_000
+LOOP_MIN_PARALLEL_BINS = 1_000
+
 # Columns of the float node table.
 SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
 # Columns of the integer node table.
@@ -559,14 +568,18 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     """
     per_feature, work, best_features = split_scratch
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
-    # The variant with parallel kernels only where pick() could choose one:
-    # two siblings' scans are the largest scan work.
-    parallel_scans = may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
+    # A tree whose root histogram pick() would run serially is grown with
+    # serial kernels, unless two siblings' scans, the largest scan work, are
+    # large enough for pick(): a first fit on small data then compiles no
+    # parallel kernel. Otherwise the nodes of at least LOOP_MIN_PARALLEL_*
+    # work run in parallel.
+    parallel_histograms = histograms_may_run_in_parallel(rows, n_used)
+    parallel_scans = parallel_histograms or may_pick_parallel(2 * scan_bins, _MIN_PARALLEL_BINS)
     thresholds = ((0, 0, 0) if parallel_forced()
-                  else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
+                  else (LOOP_MIN_PARALLEL_CELLS, LOOP_MIN_PARALLEL_BINS, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
+    loop = LOOPS[parallel_histograms, parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,

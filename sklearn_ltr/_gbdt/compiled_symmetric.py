@@ -46,7 +46,8 @@ from .compiled_grower import (
     SUM_G,
     SUM_H,
     BIN,
-    _MIN_PARALLEL_CELLS,
+    LOOP_MIN_PARALLEL_BINS,
+    LOOP_MIN_PARALLEL_CELLS,
     _MIN_PARALLEL_WIDE_CELLS,
     _new_leaf,
     _set_left_bins,
@@ -57,7 +58,6 @@ from .compiled_grower import (
     variant_suffix,
 )
 from .histogram import (
-    _MIN_PARALLEL_LEVEL_CELLS,
     _build_histograms_of_nodes,
     _build_histograms_of_nodes_const,
     _build_histograms_of_nodes_const_serial,
@@ -456,13 +456,18 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     n_slots = histograms.shape[0]
     # The largest scan: that of a level whose nodes fill the pool.
-    parallel_scans = may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
+    # As in compiled_grower.grow_tree.
+    parallel_histograms = histograms_may_run_in_parallel(rows, n_used)
+    parallel_scans = (parallel_histograms
+                      or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS))
+    # A level's histograms are one parallel region, as a node's: the same
+    # threshold of cells.
     thresholds = ((0, 0, 0, 0) if parallel_forced()
-                  else (_MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS, _MIN_PARALLEL_LEVEL_CELLS,
+                  else (LOOP_MIN_PARALLEL_CELLS, LOOP_MIN_PARALLEL_BINS, LOOP_MIN_PARALLEL_CELLS,
                         _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
-    loop = LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]
+    loop = LOOPS[parallel_histograms, parallel_scans]
     n_nodes = loop(
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
