@@ -455,8 +455,8 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     per_feature, work = split_scratch[0][0], split_scratch[1]
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     n_slots = histograms.shape[0]
-    # The largest scan: that of a level whose nodes fill the pool.
-    # As in compiled_grower.grow_tree.
+    # The variant as in compiled_grower.grow_tree; the largest scan is that
+    # of a level whose nodes fill the pool.
     parallel_histograms = histograms_may_run_in_parallel(rows, n_used)
     parallel_scans = (parallel_histograms
                       or may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS))
