@@ -5,6 +5,7 @@ they apply, and the Python loops wherever they do not."""
 
 import functools
 import time
+import types
 
 import numba
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.grower import TreeGrower
 from sklearn_ltr._gbdt.node_rows import NodeRows
 from sklearn_ltr._utils.clock import TICKS_PER_SECOND, ticks
+from sklearn_ltr._utils.threads import numba_threads
 from sklearn_ltr.datasets import make_ranking
 
 from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
@@ -245,3 +247,26 @@ def test_clock_counts_forward():
     assert isinstance(first, (int, np.integer))
     assert (second - first) / TICKS_PER_SECOND >= 0.02
     assert compiled_grower.LoopState(7, 4).phase_seconds().tolist() == [0.0, 0.0, 0.0]
+
+
+@needs_two_threads
+def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it():
+    # node_thresholds: a root large enough for pick() to build in parallel,
+    # and at least two feature groups (4 features, 8 with constant hessians)
+    # per thread; otherwise pick()'s thresholds, as before.
+    low = (compiled_grower.LOOP_MIN_PARALLEL_CELLS, compiled_grower.LOOP_MIN_PARALLEL_BINS)
+    picks = (compiled_grower._MIN_PARALLEL_CELLS, compiled_grower._MIN_PARALLEL_BINS)
+    assert low[0] < picks[0] and low[1] < picks[1]
+
+    def rows(n_features, const_hessian=None):
+        return types.SimpleNamespace(features=np.arange(n_features), const_hessian=const_hessian)
+
+    root_rows = -(-picks[0] // 16)  # a root of at least pick()'s cells with 16 features
+    with numba_threads(2):
+        assert compiled_grower.node_thresholds(rows(16), root_rows) == low  # 4 groups
+        assert compiled_grower.node_thresholds(rows(16), root_rows - 1) == picks  # small root
+        assert compiled_grower.node_thresholds(rows(12), 10 * root_rows) == picks  # 3 groups
+        assert compiled_grower.node_thresholds(rows(32, 1.0), root_rows) == low  # 4 groups of 8
+        assert compiled_grower.node_thresholds(rows(24, 1.0), 10 * root_rows) == picks
+    with numba_threads(1):
+        assert compiled_grower.node_thresholds(rows(16), 10 * root_rows) == picks
