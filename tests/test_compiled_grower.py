@@ -251,22 +251,23 @@ def test_clock_counts_forward():
 
 @needs_two_threads
 def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it():
-    # node_thresholds: a root large enough for pick() to build in parallel,
-    # and at least two feature groups (4 features, 8 with constant hessians)
-    # per thread; otherwise pick()'s thresholds, as before.
-    low = (compiled_grower.LOOP_MIN_PARALLEL_CELLS, compiled_grower.LOOP_MIN_PARALLEL_BINS)
-    picks = (compiled_grower._MIN_PARALLEL_CELLS, compiled_grower._MIN_PARALLEL_BINS)
-    assert low[0] < picks[0] and low[1] < picks[1]
+    # A root large enough for pick() to build in parallel, and at least two
+    # feature groups (4 features, 8 with constant hessians) per thread;
+    # otherwise the loops keep pick()'s thresholds, as before.
+    assert compiled_grower.LOOP_MIN_PARALLEL_CELLS < compiled_grower._MIN_PARALLEL_CELLS
+    assert compiled_grower.LOOP_MIN_PARALLEL_BINS < compiled_grower._MIN_PARALLEL_BINS
+    lowered = compiled_grower.parallel_from_little_work
 
     def rows(n_features, const_hessian=None):
         return types.SimpleNamespace(features=np.arange(n_features), const_hessian=const_hessian)
 
-    root_rows = -(-picks[0] // 16)  # a root of at least pick()'s cells with 16 features
+    # A root of at least pick()'s cells with 16 features.
+    root_rows = -(-compiled_grower._MIN_PARALLEL_CELLS // 16)
     with numba_threads(2):
-        assert compiled_grower.node_thresholds(rows(16), root_rows) == low  # 4 groups
-        assert compiled_grower.node_thresholds(rows(16), root_rows - 1) == picks  # small root
-        assert compiled_grower.node_thresholds(rows(12), 10 * root_rows) == picks  # 3 groups
-        assert compiled_grower.node_thresholds(rows(32, 1.0), root_rows) == low  # 4 groups of 8
-        assert compiled_grower.node_thresholds(rows(24, 1.0), 10 * root_rows) == picks
+        assert lowered(rows(16), root_rows)  # 4 groups
+        assert not lowered(rows(16), root_rows - 1)  # small root
+        assert not lowered(rows(12), 10 * root_rows)  # 3 groups
+        assert lowered(rows(32, 1.0), root_rows)  # 4 groups of 8
+        assert not lowered(rows(24, 1.0), 10 * root_rows)
     with numba_threads(1):
-        assert compiled_grower.node_thresholds(rows(16), 10 * root_rows) == picks
+        assert not lowered(rows(16), 10 * root_rows)

@@ -71,7 +71,7 @@ __all__ = ["GrowSettings", "LoopState", "grow_tree"]
 
 # In a tree grown with the parallel kernels (see grow_tree), the work from
 # which a node's histogram (rows x features) or scan (bins read) runs on
-# them, if the tree has enough features (see node_thresholds). A parallel
+# them, if the tree has enough features (see parallel_from_little_work). A parallel
 # region started inside compiled code costs about 1.5 us on numba's OpenMP
 # layer (2 threads) while the threads are still spinning from the last
 # one, the time of about 2,000 histogram cells or 1,000 scanned bins.
@@ -570,7 +570,10 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     """
     per_feature, work, best_features = split_scratch
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
-    min_cells, min_bins = node_thresholds(rows, n_used)
+    if parallel_from_little_work(rows, n_used):
+        min_cells, min_bins = LOOP_MIN_PARALLEL_CELLS, LOOP_MIN_PARALLEL_BINS
+    else:
+        min_cells, min_bins = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS
     # The variant with parallel kernels only where they may run: two
     # siblings' scans are the largest scan work.
     parallel_scans = may_pick_parallel(2 * scan_bins, min_bins)
@@ -592,30 +595,28 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     return n_nodes
 
 
-def node_thresholds(rows, n_used):
-    """The work from which the compiled loops run a node's histogram
-    (cells) and scan (bins) on the parallel kernels: LOOP_MIN_PARALLEL_*
+def parallel_from_little_work(rows, n_used):
+    """Whether the compiled loops run a tree's nodes on the parallel kernels
+    from LOOP_MIN_PARALLEL_* work, rather than from pick()'s thresholds:
     if the tree's root histogram is large enough for pick() to build it in
     parallel and the tree's features make at least two of the histogram
     kernels' parallel units (groups of 4 features, 8 with constant hessians)
-    per thread, else pick()'s thresholds. A tree of small root is grown as
-    before, so a first fit on tiny data compiles no parallel kernel.
+    per thread. A tree of small root is grown as before, so a first fit on
+    tiny data compiles no parallel kernel.
 
     Nodes run in parallel from little work only if nearly all of them do
     (threads left idle between two regions likely fall asleep and take far
-    longer to wake). With fewer groups, the histograms of a node cannot be shared
-    evenly and stay serial, and the scans lose more than they gain: on
-    60,000 rows of 8 features (two groups), split finding in 500-tree fits
-    took 0.29 to 0.36 s at the low thresholds against 0.15 to 0.16 s at
-    pick()'s; raising only the scans' to 8,000 bins made MQ2008 and
+    longer to wake). With fewer groups, the histograms of a node cannot be
+    shared evenly and stay serial, and the scans lose more than they gain:
+    on 60,000 rows of 8 features (two groups), split finding in 500-tree
+    fits took 0.29 to 0.36 s at the low thresholds against 0.15 to 0.16 s
+    at pick()'s; raising only the scans' to 8,000 bins made MQ2008 and
     LightGBM's example fits no faster than with pick()'s.
     """
     group = 4 if rows.const_hessian is None else 8
     n_groups = -(-rows.features.shape[0] // group)
-    if (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
-            and n_groups >= 2 * numba.get_num_threads()):
-        return LOOP_MIN_PARALLEL_CELLS, LOOP_MIN_PARALLEL_BINS
-    return _MIN_PARALLEL_CELLS, _MIN_PARALLEL_BINS
+    return (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
+            and n_groups >= 2 * numba.get_num_threads())
 
 
 def histograms_may_run_in_parallel(rows, n_used):

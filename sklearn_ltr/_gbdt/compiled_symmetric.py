@@ -47,6 +47,7 @@ from .compiled_grower import (
     SUM_H,
     BIN,
     LOOP_MIN_PARALLEL_CELLS,
+    _MIN_PARALLEL_CELLS,
     _MIN_PARALLEL_WIDE_CELLS,
     _new_leaf,
     _set_left_bins,
@@ -54,7 +55,7 @@ from .compiled_grower import (
     compiled_variant,
     count_parallel_runs_of_loop,
     histograms_may_run_in_parallel,
-    node_thresholds,
+    parallel_from_little_work,
     variant_suffix,
 )
 from .histogram import (
@@ -458,14 +459,15 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     n_slots = histograms.shape[0]
     # The largest scan: that of a level whose nodes fill the pool.
     parallel_scans = may_pick_parallel(n_slots * scan_bins, _MIN_PARALLEL_BINS)
-    # Where node_thresholds lowers a node's threshold of cells, a level's
-    # histograms, one parallel region as a node's, take the same. A level's
-    # scan keeps symmetric.py's threshold: its parallel units are single
-    # features, too little work each for a lower one (2,000 rows of 800
-    # features with 2 to 5 values: split finding 0.37 -> 0.69 s at
-    # LOOP_MIN_PARALLEL_BINS).
-    min_cells = node_thresholds(rows, n_used)[0]
-    level_cells = min_cells if min_cells == LOOP_MIN_PARALLEL_CELLS else _MIN_PARALLEL_LEVEL_CELLS
+    # Where a node's histogram runs in parallel from little work, a level's,
+    # one parallel region as a node's, does too. A level's scan keeps
+    # symmetric.py's threshold: its parallel units are single features, too
+    # little work each for a lower one (2,000 rows of 800 features with 2 to
+    # 5 values: split finding 0.37 -> 0.69 s at LOOP_MIN_PARALLEL_BINS).
+    if parallel_from_little_work(rows, n_used):
+        min_cells = level_cells = LOOP_MIN_PARALLEL_CELLS
+    else:
+        min_cells, level_cells = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_LEVEL_CELLS
     thresholds = ((0, 0, 0, 0) if parallel_forced()
                   else (min_cells, _MIN_PARALLEL_BINS, level_cells, _MIN_PARALLEL_WIDE_CELLS))
     state.phase_ticks[:] = 0
