@@ -25,10 +25,7 @@ hessian sums are ``count * hessian``, as LightGBM does.
 
 The kernels run ``prange`` over feature groups, and each feature's sums are
 accumulated serially in row order, so results are bit-identical for any
-number of threads. The grower runs them with a parallel chunk size of 1,
-so groups are handed out one at a time rather than split in equal halves
-up front: on a shared machine, a thread that is descheduled then holds
-back only its current group. Features whose ``feature_mask`` entry is 0 are skipped
+number of threads. Features whose ``feature_mask`` entry is 0 are skipped
 and their histogram is left untouched. Of a built feature, only the bins its
 values can fall in (its first ``value_bins[f]``, from the bin mapper) and the
 missing bin are written; the bins in between keep whatever the reused buffer
