@@ -347,7 +347,12 @@ _build_histogram_of_rows_const_serial = serial_twin(_build_histogram_of_rows_con
 # call (and one wake-up of the threads) each. Each task is one (node, feature
 # group) pair, accumulated by the same serial loops as the per-node kernels,
 # so every histogram is bit-identical to the one those build. Tasks run
-# node by node, so the threads share a node's rows while they are in cache.
+# feature group by feature group, each group's nodes together: a thread's
+# share of the tasks is then one share of the features in every node, the
+# share of the features it scans next (symmetric._summed_gains_of_each_feature
+# splits the features the same way), so the scan finds its histograms in its
+# own core's cache. Node by node, the scans of a YetiRank fit on LightGBM's
+# example took a tenth longer and its histograms a fifth.
 # The gathers run first, serially: they cost a few percent of the
 # accumulation.
 
@@ -372,8 +377,8 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
     n_groups = (n_active + 3) // 4
     n_samples = X_binned.shape[0]
     for task in prange(n_nodes * n_groups):
-        k = task // n_groups
-        grp = task - k * n_groups
+        grp = task // n_nodes
+        k = task - grp * n_nodes
         lo = starts[k]
         hi = stops[k]
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
@@ -397,8 +402,8 @@ def _build_histograms_of_nodes_const(X_binned, indices, starts, stops, gradients
     n_groups = (n_active + 7) // 8
     n_samples = X_binned.shape[0]
     for task in prange(n_nodes * n_groups):
-        k = task // n_groups
-        grp = task - k * n_groups
+        grp = task // n_nodes
+        k = task - grp * n_nodes
         lo = starts[k]
         hi = stops[k]
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)

@@ -162,8 +162,13 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                                 per_feature, scratch, monotonic_cst, node_bounds,
                                 best_features):
     """Scan every allowed feature of one or two nodes for its best split, in
-    parallel over (node, block of features) pairs: one parallel region for
-    both children of a split.
+    parallel over (block of features, node) pairs: one parallel region for
+    both children of a split. The pairs run block by block, both nodes of a
+    block together, so that a thread scans, in both nodes, the features
+    whose histogram it has just built or subtracted (the histogram kernels
+    split the features between the threads in the same order): node by
+    node, each thread read half of its histograms from the other core's
+    cache, and the scans of LightGBM's example took 1.3 times as long.
 
     Node ``k`` (``k < per_feature.shape[0]``) has histogram ``hist<k>`` and
     totals ``totals[k] = (sum_g, sum_h, count)``. With ``subtract[k]``,
@@ -186,9 +191,10 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     """
     n_features = hist0.shape[0]
     n_blocks = (n_features + _FEATURES_PER_ITEM - 1) // _FEATURES_PER_ITEM
-    for item in prange(per_feature.shape[0] * n_blocks):
-        k = item // n_blocks
-        first = (item - k * n_blocks) * _FEATURES_PER_ITEM
+    n_nodes = per_feature.shape[0]
+    for item in prange(n_nodes * n_blocks):
+        k = item % n_nodes
+        first = (item // n_nodes) * _FEATURES_PER_ITEM
         work = scratch[get_thread_id()]
         for f in range(first, min(first + _FEATURES_PER_ITEM, n_features)):
             # Checked here rather than in the scans: an inlined scan that
