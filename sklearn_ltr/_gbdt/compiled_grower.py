@@ -56,6 +56,7 @@ from .histogram import (
     _build_histogram_of_rows_serial,
     _gather_gradients,
     _gather_gradients_only,
+    n_feature_groups,
 )
 from .wide_histogram import _MIN_PARALLEL_CELLS as _MIN_PARALLEL_WIDE_CELLS
 from .wide_histogram import _wide_columns_histograms, _wide_columns_histograms_serial
@@ -613,8 +614,7 @@ def parallel_from_little_work(rows, n_used):
     at pick()'s; raising only the scans' to 8,000 bins made MQ2008 and
     LightGBM's example fits no faster than with pick()'s.
     """
-    group = 4 if rows.const_hessian is None else 8
-    n_groups = -(-rows.features.shape[0] // group)
+    n_groups = n_feature_groups(rows.features.shape[0], rows.const_hessian is not None)
     return (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
             and n_groups >= 2 * numba.get_num_threads())
 

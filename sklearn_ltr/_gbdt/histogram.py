@@ -48,6 +48,18 @@ SUM_H = 1
 COUNT = 2
 HIST_WIDTH = 4  # (sum_g, sum_h, count, padding)
 
+# Features per group, the kernels' unit of parallel work: general hessians,
+# constant hessians. _hist_rows and _hist_rows_const unroll a full group.
+GROUP_FEATURES = 4
+GROUP_FEATURES_CONST = 8
+
+
+def n_feature_groups(n_features, constant_hessian):
+    """How many groups (parallel units) the kernels split ``n_features``
+    features into, with or without a constant hessian."""
+    size = GROUP_FEATURES_CONST if constant_hessian else GROUP_FEATURES
+    return -(-n_features // size)
+
 
 @intrinsic
 def _add_ghc(typingctx, hist, b, g, h):
@@ -157,7 +169,7 @@ def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, featu
         f = features[k]
         hist[f, :value_bins[f]] = 0.0
         hist[f, missing_bin] = 0.0
-    if stop - start == 4:
+    if stop - start == GROUP_FEATURES:
         c0 = X_binned[:, features[start]]
         c1 = X_binned[:, features[start + 1]]
         c2 = X_binned[:, features[start + 2]]
@@ -211,11 +223,11 @@ def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, 
     n_hinted = max(0, n - ahead) if ahead > 0 else 0
     n_bins = hist.shape[1]
     missing_bin = n_bins - 1
-    acc = np.empty((8, n_bins, 2))
+    acc = np.empty((GROUP_FEATURES_CONST, n_bins, 2))
     for k in range(start, stop):
         acc[k - start, :value_bins[features[k]]] = 0.0
         acc[k - start, missing_bin] = 0.0
-    if stop - start == 8:
+    if stop - start == GROUP_FEATURES_CONST:
         c0 = X_binned[:, features[start]]
         c1 = X_binned[:, features[start + 1]]
         c2 = X_binned[:, features[start + 2]]
@@ -318,10 +330,11 @@ def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, h
     :func:`_prefetch_distance`).
     """
     n_active = features.shape[0]
-    n_groups = (n_active + 3) // 4
+    n_groups = (n_active + GROUP_FEATURES - 1) // GROUP_FEATURES
     for grp in prange(n_groups):
+        first = grp * GROUP_FEATURES
         _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-                   grp * 4, min(grp * 4 + 4, n_active), hist, value_bins, ahead)
+                   first, min(first + GROUP_FEATURES, n_active), hist, value_bins, ahead)
 
 
 @njit(parallel=True, cache=True)
@@ -332,10 +345,12 @@ def _build_histogram_of_rows_const(X_binned, sample_indices, use_indices, gradie
     ``sample_indices``, ``use_indices`` and ``features`` as in
     :func:`_build_histogram_of_rows`, features taken eight at a time."""
     n_active = features.shape[0]
-    n_groups = (n_active + 7) // 8
+    n_groups = (n_active + GROUP_FEATURES_CONST - 1) // GROUP_FEATURES_CONST
     for grp in prange(n_groups):
+        first = grp * GROUP_FEATURES_CONST
         _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                         grp * 8, min(grp * 8 + 8, n_active), hist, value_bins, ahead)
+                         first, min(first + GROUP_FEATURES_CONST, n_active), hist, value_bins,
+                         ahead)
 
 
 _build_histogram_of_rows_serial = serial_twin(_build_histogram_of_rows)
@@ -374,7 +389,7 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
             ordered_g[i] = gradients[j]
             ordered_h[i] = hessians[j]
     n_active = features.shape[0]
-    n_groups = (n_active + 3) // 4
+    n_groups = (n_active + GROUP_FEATURES - 1) // GROUP_FEATURES
     n_samples = X_binned.shape[0]
     for task in prange(n_nodes * n_groups):
         grp = task // n_nodes
@@ -384,8 +399,9 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
         # np.bool_, not a bare True: the per-node kernels pass a bool, and a
         # literal would make numba compile the loops once more for its type.
+        first = grp * GROUP_FEATURES
         _hist_rows(X_binned, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], ordered_h[lo:hi],
-                   features, grp * 4, min(grp * 4 + 4, n_active), histograms[slots[k]],
+                   features, first, min(first + GROUP_FEATURES, n_active), histograms[slots[k]],
                    value_bins, ahead)
 
 
@@ -399,7 +415,7 @@ def _build_histograms_of_nodes_const(X_binned, indices, starts, stops, gradients
         for i in range(starts[k], stops[k]):
             ordered_g[i] = gradients[indices[i]]
     n_active = features.shape[0]
-    n_groups = (n_active + 7) // 8
+    n_groups = (n_active + GROUP_FEATURES_CONST - 1) // GROUP_FEATURES_CONST
     n_samples = X_binned.shape[0]
     for task in prange(n_nodes * n_groups):
         grp = task // n_nodes
@@ -407,9 +423,10 @@ def _build_histograms_of_nodes_const(X_binned, indices, starts, stops, gradients
         lo = starts[k]
         hi = stops[k]
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
+        first = grp * GROUP_FEATURES_CONST
         _hist_rows_const(X_binned, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], hessian,
-                         features, grp * 8, min(grp * 8 + 8, n_active), histograms[slots[k]],
-                         value_bins, ahead)
+                         features, first, min(first + GROUP_FEATURES_CONST, n_active),
+                         histograms[slots[k]], value_bins, ahead)
 
 
 _build_histograms_of_nodes_serial = serial_twin(_build_histograms_of_nodes)

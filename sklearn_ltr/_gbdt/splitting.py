@@ -166,7 +166,9 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     both children of a split. The pairs run block by block, both nodes of a
     block together, so that a thread scans, in both nodes, the features
     whose histogram it has just built or subtracted (the histogram kernels
-    split the features between the threads in the same order): node by
+    split the built features between the threads in the same order; the
+    blocks here also count features left out, so the shares match closely,
+    not exactly: 105 against 112 features of 218 on LightGBM's example). Node by
     node, each thread read half of its histograms from the other core's
     cache, and the scans of LightGBM's example took 1.3 times as long.
 
