@@ -85,7 +85,8 @@ def test_serial_and_two_threads_give_the_same_model(cls, sampling, data, restore
         parallel = _fit(_make(cls, sampling, n_jobs=2), data)
         scores = parallel.predict(X)
     assert_fit_ran_in_parallel(picked)
-    assert_ran_in_parallel(picked, ("_predict_blocks", "_predict_oblivious_blocks"))
+    assert_ran_in_parallel(picked, ("_predict_blocks", "_predict_oblivious_blocks",
+                                    "_predict_quickscorer_blocks"))
     _assert_identical(serial, parallel, X)
     assert_array_equal(scores, serial.predict(X))
 

@@ -264,7 +264,8 @@ def test_one_and_two_threads_give_bit_identical_models(cls, options, data):
             if cls is CalibratedRanker:
                 probas = one.predict_proba(X), two.predict_proba(X)
         if forced:
-            assert_ran_in_parallel(picked, ("_predict_blocks", "_predict_oblivious_blocks"),
+            assert_ran_in_parallel(picked, ("_predict_blocks", "_predict_oblivious_blocks",
+                                    "_predict_quickscorer_blocks"),
                                    "_dcg_per_query")
         assert_array_equal(*scores)
         assert len(stages) == one.n_iter_

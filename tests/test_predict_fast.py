@@ -15,6 +15,7 @@ import gc
 import numba
 import numpy as np
 import pytest
+from _walk_oracle import assert_bits_equal, reference_predict
 from scipy import sparse
 
 from sklearn_ltr import LambdaMARTRanker
@@ -30,33 +31,6 @@ two_threads = pytest.mark.skipif(
     numba.config.NUMBA_NUM_THREADS < 2,
     reason="numba was started with a single thread (NUMBA_NUM_THREADS=1)",
 )
-
-
-def reference_predict(nodes, tree_starts, X, n_trees=None, init=0.0):
-    """Scores by walking each row down each tree in plain Python."""
-    X = np.asarray(X.toarray() if sparse.issparse(X) else X, dtype=np.float64)
-    starts = np.asarray(tree_starts)[:n_trees]
-    out = np.empty(X.shape[0])
-    for i in range(X.shape[0]):
-        acc = 0.0
-        for base in starts:
-            k = base
-            while not nodes[k]["is_leaf"]:
-                x = X[i, nodes[k]["feature_idx"]]
-                if np.isnan(x):
-                    left = nodes[k]["missing_go_to_left"] != 0
-                else:
-                    left = x <= nodes[k]["num_threshold"]
-                k = base + (nodes[k]["left"] if left else nodes[k]["right"])
-            acc += nodes[k]["value"]
-        out[i] = init + acc
-    return out
-
-
-def assert_bits_equal(a, b):
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(np.asarray(a, np.float64).view(np.uint64),
-                                  np.asarray(b, np.float64).view(np.uint64))
 
 
 @pytest.fixture(scope="module")

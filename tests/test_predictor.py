@@ -137,7 +137,9 @@ def test_same_predictions_on_one_and_two_threads():
     missing_bin = mapper.missing_values_bin_idx_
 
     def predictions():
+        # All trees by QuickScorer's lists; the first ones only by the walk.
         return (predict_raw(nodes, starts, X), predict_raw(nodes, starts, sparse.csr_matrix(X)),
+                predict_raw(nodes, starts, X, n_trees=starts.shape[0] - 1),
                 predict_binned(nodes, starts, Xb, missing_bin))
 
     with numba_threads(1):  # the serial twins
@@ -145,7 +147,8 @@ def test_same_predictions_on_one_and_two_threads():
     # 5000 rows and 8 trees are too few for the raw kernel to go parallel by itself.
     with numba_threads(2), parallel_kernels_only() as picked:
         parallel = predictions()
-    assert_ran_in_parallel(picked, "_predict_blocks", "_predict_binned_rows")
+    assert_ran_in_parallel(picked, "_predict_blocks", "_predict_quickscorer_blocks",
+                           "_predict_binned_rows")
     for one, two in zip(serial, parallel, strict=True):
         np.testing.assert_array_equal(one, two)
 

@@ -29,6 +29,13 @@ Each row still adds its trees' values in tree order, starting from 0.0, and
 adds the sum to the baseline at the end, as the row-by-row walk did, so the
 scores are bit-identical to it and do not depend on the number of threads.
 
+Two layouts replace the walk where they can, with the same scores bit for
+bit: symmetric trees are scored from leaf tables (:mod:`.oblivious`), and
+every other ensemble of trees of at most 64 leaves without categorical
+splits by QuickScorer (:mod:`.quickscorer`), 2.5 to 2.8 times as fast as the
+walk on 500 trees of 31 leaves. The walk remains for the first ``n_trees``
+trees of an ensemble (``staged_predict``) and for the trees those cannot hold.
+
 Categorical splits test the bit of a category in the node's bitset. The
 kernels here read a categorical feature's value as its category's *code*,
 its index among the feature's categories (NaN for missing and unknown
@@ -46,9 +53,14 @@ from scipy import sparse
 from .._utils.parallel import pick, serial_twin
 from .common import BITSET_WORDS, NODE_DTYPE, X_DTYPE, in_bitset, readonly_view
 from .oblivious import oblivious_trees, walk_oblivious_block
+from .quickscorer import LANES, quickscorer_tables, score_quickscorer_block
 
 # Sparse input is densified this many cells at a time (32 MB of float64).
 _SPARSE_CHUNK_CELLS = 4_000_000
+
+# Rows a thread scores by QuickScorer between two allocations of its work
+# buffers (a multiple of LANES).
+_QUICKSCORER_CHUNK_ROWS = 256
 
 # Rows walked together down each tree (a multiple of 8). 32 to 128 are
 # equally fast on Zen 4; 64 rows of 136 float64 features (70 kB) stay within
@@ -78,7 +90,7 @@ def _leaf_of_row(nodes, base, X, i):
 CompactTrees = namedtuple(
     "CompactTrees", ["feature_offset", "threshold", "missing_right", "children", "value",
                      "categorical", "category_bits", "roots", "depths", "columns",
-                     "n_features_split", "oblivious"])
+                     "n_features_split", "oblivious", "quickscorer"])
 CompactTrees.__doc__ = """The trees of an ensemble in the layout that :func:`_predict_blocks` walks.
 
 Node ``k`` is node ``k`` of the flat ``NODE_DTYPE`` array (so a leaf's
@@ -118,6 +130,9 @@ n_features_split : int
 oblivious : ObliviousTrees or None
     The same trees as level splits and leaf tables if every tree is
     symmetric (:mod:`.oblivious`), which predicts them faster; else None.
+quickscorer : QuickScorerTables or None
+    The same trees as QuickScorer's lists (:mod:`.quickscorer`), which
+    score all of them faster than the walk; None for trees it cannot hold.
 """
 
 
@@ -199,6 +214,7 @@ def compact_trees(nodes, tree_starts):
         columns=columns,
         n_features_split=int(columns[-1]) + 1 if columns.shape[0] else 0,
         oblivious=oblivious_trees(nodes, tree_starts, depth, position, _BLOCK_ROWS),
+        quickscorer=quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, position),
     )
     # Read-only, as the kernel's arguments always are (one compiled
     # specialisation), and since a cached copy is shared by every call.
@@ -368,6 +384,31 @@ def _predict_oblivious_blocks(level_offset, level_threshold, level_missing_right
 
 
 @njit(parallel=True, cache=True)
+def _predict_quickscorer_blocks(feature_starts, thresholds, split_trees, split_masks,
+                                missing_starts, missing_trees, missing_masks, leaf_values,
+                                n_trees, columns, X, out):
+    """Add the ensemble's prediction for raw values to ``out``, by
+    :func:`~.quickscorer.score_quickscorer_block` on blocks of ``LANES``
+    rows. Each row sums its trees in order, so the result does not depend
+    on the number of threads."""
+    n_rows = X.shape[0]
+    n_columns = columns.shape[0]
+    n_chunks = (n_rows + _QUICKSCORER_CHUNK_ROWS - 1) // _QUICKSCORER_CHUNK_ROWS
+    for c in prange(n_chunks):
+        lane_values = np.empty(max(n_columns, 1) * LANES)
+        leaf_masks = np.empty(n_trees * LANES, dtype=split_masks.dtype)
+        acc = np.empty(LANES)
+        stop = min(n_rows, (c + 1) * _QUICKSCORER_CHUNK_ROWS)
+        for start in range(c * _QUICKSCORER_CHUNK_ROWS, stop, LANES):
+            n_in_block = min(LANES, stop - start)
+            score_quickscorer_block(feature_starts, thresholds, split_trees, split_masks,
+                                    missing_starts, missing_trees, missing_masks, leaf_values,
+                                    columns, X, start, n_in_block, lane_values, leaf_masks, acc)
+            for r in range(n_in_block):
+                out[start + r] += acc[r]
+
+
+@njit(parallel=True, cache=True)
 def _predict_leaf_nodes(nodes, tree_starts, X, out):
     """Write the leaf each row reaches in each tree, by the rule of
     :func:`_predict_blocks`, as the leaf's index within its tree, into
@@ -424,6 +465,7 @@ def _predict_binned_rows(nodes, tree_starts, X_binned, out, missing_values_bin_i
 
 _predict_blocks_serial = serial_twin(_predict_blocks)
 _predict_oblivious_blocks_serial = serial_twin(_predict_oblivious_blocks)
+_predict_quickscorer_blocks_serial = serial_twin(_predict_quickscorer_blocks)
 _predict_binned_rows_serial = serial_twin(_predict_binned_rows)
 
 # Predictions of fewer (rows x trees) than this run in the serial twin of
@@ -529,6 +571,12 @@ def predict_raw(nodes, tree_starts, X, n_trees=None, init=0.0):
     if trees.oblivious is not None:
         args = trees.oblivious + (n_used, trees.columns)
         predict = pick(_predict_oblivious_blocks, _predict_oblivious_blocks_serial, work,
+                       _MIN_PARALLEL_BLOCK_ROW_TREES)
+    elif trees.quickscorer is not None and n_used == all_starts.shape[0]:
+        # Its lists hold every tree: the first trees only are walked.
+        args = trees.quickscorer + (n_used, trees.columns)
+        work = work if n_rows > _QUICKSCORER_CHUNK_ROWS else 0
+        predict = pick(_predict_quickscorer_blocks, _predict_quickscorer_blocks_serial, work,
                        _MIN_PARALLEL_BLOCK_ROW_TREES)
     else:
         args = trees[:7] + (trees.roots[:n_used], trees.depths[:n_used], trees.columns)
