@@ -1,7 +1,8 @@
 """QuickScorer's lists (``_gbdt/quickscorer.py``): hand-computed masks and
 leaf order, and scores bit for bit equal to the plain-Python walk of
 ``_walk_oracle`` on fitted models of every leaf count it holds, with NaN,
-infinities and any number of rows; models it cannot hold are walked."""
+infinities and any number of rows; models it cannot hold, or would not
+score faster, are walked."""
 
 import numba
 import numpy as np
@@ -10,13 +11,19 @@ from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels
 from _walk_oracle import assert_bits_equal, reference_predict
 
 from sklearn_ltr import LambdaMARTRanker
-from sklearn_ltr._gbdt import predictor
+from sklearn_ltr._gbdt import predictor, quickscorer
 from sklearn_ltr._gbdt.common import NODE_DTYPE
 from sklearn_ltr._gbdt.predictor import compact_trees, concatenate_trees, predict_raw
 from sklearn_ltr._gbdt.quickscorer import LANES
 from sklearn_ltr.datasets import make_ranking
 
 CHUNK = predictor._QUICKSCORER_CHUNK_ROWS
+
+
+@pytest.fixture
+def any_number_of_trees(monkeypatch):
+    """Lists for hand-built ensembles of a few trees too."""
+    monkeypatch.setattr(quickscorer, "MIN_TREES", 1)
 
 
 def _tree(thresholds, missing_left):
@@ -34,7 +41,7 @@ def _tree(thresholds, missing_left):
     return nodes
 
 
-def test_masks_and_leaf_order_by_hand():
+def test_masks_and_leaf_order_by_hand(any_number_of_trees):
     tree = _tree([0.5, -1.0, 2.0], [1, 0, 0])
     single_leaf = np.zeros(1, dtype=NODE_DTYPE)
     single_leaf["is_leaf"] = 1
@@ -114,7 +121,7 @@ def test_any_number_of_rows(data, n_rows):
                       reference_predict(ens.nodes, ens.tree_starts, rows, init=ens.baseline))
 
 
-def test_only_leaves_and_a_column_of_nan():
+def test_only_leaves_and_a_column_of_nan(any_number_of_trees):
     single_leaf = np.zeros(1, dtype=NODE_DTYPE)
     single_leaf["is_leaf"] = 1
     single_leaf["value"] = 0.5
@@ -129,12 +136,32 @@ def test_only_leaves_and_a_column_of_nan():
     assert_bits_equal(predict_raw(nodes, starts, X), reference_predict(nodes, starts, X))
 
 
-def test_walked_instead():
+def test_walked_instead(any_number_of_trees):
     tree = _tree([0.5, np.nan, 2.0], [1, 1, 0])  # a NaN threshold
     assert compact_trees(*concatenate_trees([tree])).quickscorer is None
     tree = _tree([0.5, -1.0, 2.0], [1, 1, 0])
     tree["is_categorical"][3] = 1
     assert compact_trees(*concatenate_trees([tree])).quickscorer is None
+
+
+def test_walked_where_no_faster(data):
+    X, y, qid, X_test = data
+    # Fewer than MIN_TREES trees (staged_predict's single trees).
+    tree = _tree([0.5, -1.0, 2.0], [1, 0, 0])
+    nodes, starts = concatenate_trees([tree] * (quickscorer.MIN_TREES - 1))
+    assert compact_trees(nodes, starts).quickscorer is None
+    assert compact_trees(*concatenate_trees([tree] * quickscorer.MIN_TREES)).quickscorer is not None
+    # 64-bit masks on trees of depth 6 (full depth-wise trees: 64 leaves).
+    shallow = LambdaMARTRanker(n_estimators=quickscorer.MIN_TREES, grow_policy="depthwise",
+                               max_depth=6, max_leaf_nodes=64, min_samples_leaf=2,
+                               early_stopping=False, random_state=0).fit(X, y, qid=qid)
+    ens = shallow._tree_ensemble()
+    trees = compact_trees(ens.nodes, ens.tree_starts)
+    assert trees.depths.mean() < quickscorer.MIN_DEPTH_64
+    assert np.diff(np.append(ens.tree_starts, ens.nodes.shape[0])).max() > 2 * 32 - 1
+    assert trees.quickscorer is None
+    assert_bits_equal(shallow.predict(X_test), reference_predict(
+        ens.nodes, ens.tree_starts, X_test, init=ens.baseline))
 
 
 @needs_two_threads

@@ -31,10 +31,11 @@ scores are bit-identical to it and do not depend on the number of threads.
 
 Two layouts replace the walk where they can, with the same scores bit for
 bit: symmetric trees are scored from leaf tables (:mod:`.oblivious`), and
-every other ensemble of trees of at most 64 leaves without categorical
-splits by QuickScorer (:mod:`.quickscorer`), 2.5 to 2.8 times as fast as the
-walk on 500 trees of 31 leaves. The walk remains for the first ``n_trees``
-trees of an ensemble (``staged_predict``) and for the trees those cannot hold.
+most other ensembles of trees of at most 64 leaves without categorical
+splits by QuickScorer (:mod:`.quickscorer`), about 2.4 times as fast as
+the walk on 500 trees of 31 leaves. The walk remains for the first
+``n_trees`` trees of an ensemble, for ``staged_predict``'s single trees and
+for the trees those cannot hold or would not score faster.
 
 Categorical splits test the bit of a category in the node's bitset. The
 kernels here read a categorical feature's value as its category's *code*,
@@ -214,7 +215,8 @@ def compact_trees(nodes, tree_starts):
         columns=columns,
         n_features_split=int(columns[-1]) + 1 if columns.shape[0] else 0,
         oblivious=oblivious_trees(nodes, tree_starts, depth, position, _BLOCK_ROWS),
-        quickscorer=quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, position),
+        quickscorer=quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, depths,
+                                        position),
     )
     # Read-only, as the kernel's arguments always are (one compiled
     # specialisation), and since a cached copy is shared by every call.

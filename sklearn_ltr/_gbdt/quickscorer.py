@@ -21,14 +21,17 @@ threshold, and the list ends for the block at the first threshold that no
 lane's value exceeds (found by binary search). That inner loop is written
 in LLVM IR on vectors of lanes (:func:`_clear_where_above`): one vector
 comparison and one masked AND a split for a whole block. On 500 trees of 31
-leaves it scores 2.5 to 2.8 times as many rows a second as the block walk
+leaves it scores about 2.4 times as many rows a second as the block walk
 of :mod:`.predictor`.
 
 The scores are the walk's, bit for bit: the same comparison ``x >
 threshold`` in float64 picks the same leaf, each row adds its trees' leaf
 values in tree order from 0.0, and the caller adds the baseline. Models it
 cannot hold (a tree of more than 64 leaves, a categorical split, a NaN
-threshold) are walked instead (:func:`quickscorer_tables` returns None).
+threshold), and those where it gains nothing (fewer than ``MIN_TREES``
+trees; trees of 33 to 64 leaves fewer than ``MIN_DEPTH_64`` levels deep
+on average, such as depth-wise trees of depth 6), are walked instead
+(:func:`quickscorer_tables` returns None).
 """
 
 from collections import namedtuple
@@ -39,13 +42,24 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "QuickScorerTables", "quickscorer_tables", "score_quickscorer_block"]
+__all__ = ["LANES", "MIN_DEPTH_64", "MIN_TREES", "QuickScorerTables", "quickscorer_tables",
+           "score_quickscorer_block"]
 
 # Rows scored together: 16 float64 values are two AVX-512 registers, their
-# 32-bit leaf masks one. 16 gave the lowest latency on one query of 100 rows
-# (124 us against 149 for 32 lanes, 500 trees, Zen 4); 32 and 64 lanes
-# score 7% and 12% more rows a second.
+# 32-bit leaf masks one. In a scratch version, 16 gave the lowest latency on
+# one query of 100 rows (124 us against 149 for 32 lanes, 500 trees, Zen 4);
+# 32 and 64 lanes scored 7% and 12% more rows a second.
 LANES = 16
+
+# The walk is as fast below these (500 trees, 60,000 rows or one query of
+# 100, 1 thread; MSLR-shaped data and MQ2008): on fewer trees (2 to 5 trees
+# of 31 leaves: 0.89 to 1.09 of the walk's time; 10 trees: 0.65 to 0.83),
+# and with 64-bit masks on shallow trees (depth-wise trees of depth 6: 0.96
+# to 1.10 of its time; leaf-wise trees of 48 to 63 leaves, 12.6 to 16 levels
+# deep on average: 0.55 to 0.75). A one-tree ensemble (``staged_predict``)
+# builds no lists.
+MIN_TREES = 8
+MIN_DEPTH_64 = 8
 
 QuickScorerTables = namedtuple(
     "QuickScorerTables", ["feature_starts", "thresholds", "split_trees", "split_masks",
@@ -72,9 +86,11 @@ leaf_values : ndarray of shape (n_trees * bits,), dtype float64
 """
 
 
-def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, column_position):
+def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, tree_depths,
+                       column_position):
     """The :class:`QuickScorerTables` of an ensemble, or None if a tree has
-    more than 64 leaves, a categorical split or a NaN threshold.
+    more than 64 leaves, a categorical split or a NaN threshold, or if the
+    walk is as fast (see ``MIN_TREES`` and ``MIN_DEPTH_64``).
 
     Parameters
     ----------
@@ -87,10 +103,14 @@ def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, column_p
         Global indices of each split's children (anything for leaves).
     depth : ndarray of shape (n_nodes,), dtype int64
         Depth of each node.
+    tree_depths : ndarray of shape (n_trees,), dtype int64
+        Depth of each tree's deepest leaf.
     column_position : ndarray of shape (n_nodes,), dtype int64
         Position of each node's feature among the split columns.
     """
     is_split = ~is_leaf
+    if tree_starts.shape[0] < MIN_TREES:
+        return None
     if np.any(nodes["is_categorical"][is_split]) or np.any(
             np.isnan(nodes["num_threshold"][is_split])):
         return None
@@ -108,6 +128,8 @@ def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, column_p
         first_leaf[left[splits]] = first_leaf[splits]
         first_leaf[right[splits]] = first_leaf[splits] + n_leaves[left[splits]]
     bits = 32 if n_leaves[tree_starts].max(initial=1) <= 32 else 64
+    if bits == 64 and tree_depths.mean() < MIN_DEPTH_64:
+        return None
     mask_dtype = np.uint32 if bits == 32 else np.uint64
 
     splits = np.flatnonzero(is_split)
@@ -229,14 +251,19 @@ def score_quickscorer_block(feature_starts, thresholds, split_trees, split_masks
     n_columns = columns.shape[0]
     n_trees = leaf_masks.shape[0] // LANES
     leaf_masks[:] = -1  # all ones, whatever the masks' width
+    # Row by row, as X is laid out; unused lanes hold -inf, above no threshold.
+    for r in range(LANES):
+        if r < n_in_block:
+            for j in range(n_columns):
+                lane_values[j * LANES + r] = X[start + r, columns[j]]
+        else:
+            for j in range(n_columns):
+                lane_values[j * LANES + r] = -np.inf
     for j in range(n_columns):
-        column = columns[j]
         highest = -np.inf
         with_nan = False
         for r in range(LANES):
-            # Unused lanes hold -inf, above no threshold.
-            x = X[start + r, column] if r < n_in_block else -np.inf
-            lane_values[j * LANES + r] = x
+            x = lane_values[j * LANES + r]
             if x > highest:
                 highest = x
             with_nan |= x != x
