@@ -7,7 +7,8 @@ random_state=0)`` models are fitted on ``make_ranking(n_queries=
 ``grow_policy="symmetric", max_depth=5, min_samples_leaf=1`` (32 leaves a
 tree, predicted through leaf tables, see ``sklearn_ltr/_gbdt/oblivious.py``)
 and one leaf-wise with ``max_leaf_nodes=32, min_samples_leaf=1``
-(predicted by the block walk). Each predicts ``--rows`` rows of other
+(predicted by QuickScorer, ``sklearn_ltr/_gbdt/quickscorer.py``; by the
+block walk before it). Each predicts ``--rows`` rows of other
 queries (``random_state=1``) on 1 and 2 threads, alternating between the two
 models, fastest of ``--repeats`` calls. Both models' scores equal the node
 walk's (checked). The target (issue 28) is symmetric at least 2x leaf-wise
@@ -105,7 +106,7 @@ def main():
                 f"shared with other jobs (load average {load_before[0]:.1f} at the start, "
                 f"{load_after[0]:.1f} at the end).", "",
                 "Symmetric trees (`grow_policy=\"symmetric\", max_depth=5`) are predicted "
-                "through leaf tables; leaf-wise trees of 32 leaves by the block walk. Both "
+                "through leaf tables; leaf-wise trees of 32 leaves by QuickScorer. Both "
                 "give the node walk's scores bit for bit.", "", *lines, "", *table, "",
                 f"**{verdict}**"]
         with open(output, "w") as f:
