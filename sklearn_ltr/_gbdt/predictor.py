@@ -133,7 +133,8 @@ oblivious : ObliviousTrees or None
     symmetric (:mod:`.oblivious`), which predicts them faster; else None.
 quickscorer : QuickScorerTables or None
     The same trees as QuickScorer's lists (:mod:`.quickscorer`), which
-    score all of them faster than the walk; None for trees it cannot hold.
+    score all of them faster than the walk; None for trees it cannot hold
+    or would not score faster.
 """
 
 
