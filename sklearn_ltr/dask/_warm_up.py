@@ -36,6 +36,7 @@ from .._rankers import (
 )
 from .._gbdt import compiled_grower, compiled_symmetric
 from .._gbdt.compiled_grower import load_every_variant
+from .._gbdt.quickscorer import MIN_TREES
 from .._utils.parallel import parallel_kernels_only
 from ..metrics import map_score, mrr_score, ndcg_score
 
@@ -126,6 +127,9 @@ def _warm_up_paths():
         y_score = ranker.predict(X)
     for metric in (ndcg_score, mrr_score, map_score):
         metric(y, y_score, qid=qid)
+    # Models of fewer trees are walked; from MIN_TREES trees (of at most 32
+    # leaves) prediction runs QuickScorer's kernel.
+    LambdaMARTRanker(**{**small, "n_estimators": MIN_TREES}).fit(X, y, qid=qid).predict(X)
     # Binning and prediction read X itself, whose dtype, memory layout and
     # writability are part of the kernels' type signatures: a DataFrame
     # arrives Fortran-ordered, data shipped to a worker or memory-mapped by
