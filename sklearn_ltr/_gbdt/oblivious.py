@@ -51,7 +51,8 @@ leaf_values : ndarray of shape (n_values,), dtype float64
 
 def oblivious_trees(nodes, tree_starts, depth, column_position, block_rows):
     """The :class:`ObliviousTrees` of an ensemble, or None if a tree is not
-    symmetric (or too deep, or has a categorical split or a NaN threshold).
+    symmetric (or too deep). The ensemble has no categorical split and no
+    NaN threshold (the caller, :func:`~.predictor.compact_trees`, checks).
 
     Parameters
     ----------
@@ -69,9 +70,6 @@ def oblivious_trees(nodes, tree_starts, depth, column_position, block_rows):
     n_trees = tree_starts.shape[0]
     tree_stops = np.append(tree_starts[1:], nodes.shape[0])
     is_split = nodes["is_leaf"] == 0
-    if np.any(nodes["is_categorical"][is_split]) or np.any(
-            np.isnan(nodes["num_threshold"][is_split])):
-        return None
     depths = np.zeros(n_trees, dtype=np.int64)
     for t in range(n_trees):
         leaves = depth[tree_starts[t]:tree_stops[t]][~is_split[tree_starts[t]:tree_stops[t]]]

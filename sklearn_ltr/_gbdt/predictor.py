@@ -199,6 +199,9 @@ def compact_trees(nodes, tree_starts):
     depths = np.zeros(tree_starts.shape[0], dtype=np.int64)
     np.maximum.at(depths, tree_of_node, depth)
 
+    # Leaf tables and QuickScorer's lists hold numeric thresholds only.
+    only_numeric_splits = not (categorical.any() or swap.any())
+
     columns = np.unique(nodes["feature_idx"][~is_leaf]).astype(np.int64)
     position = np.searchsorted(columns, nodes["feature_idx"])
     trees = CompactTrees(
@@ -215,9 +218,11 @@ def compact_trees(nodes, tree_starts):
         depths=depths,
         columns=columns,
         n_features_split=int(columns[-1]) + 1 if columns.shape[0] else 0,
-        oblivious=oblivious_trees(nodes, tree_starts, depth, position, _BLOCK_ROWS),
-        quickscorer=quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, depths,
-                                        position),
+        oblivious=(oblivious_trees(nodes, tree_starts, depth, position, _BLOCK_ROWS)
+                   if only_numeric_splits else None),
+        quickscorer=(quickscorer_tables(nodes, tree_starts, tree_of_node, is_leaf, left, right,
+                                        depth, depths, position)
+                     if only_numeric_splits else None),
     )
     # Read-only, as the kernel's arguments always are (one compiled
     # specialisation), and since a cached copy is shared by every call.

@@ -28,7 +28,8 @@ The scores are the walk's, bit for bit: the same comparison ``x >
 threshold`` in float64 picks the same leaf, each row adds its trees' leaf
 values in tree order from 0.0, and the caller adds the baseline. Models it
 cannot hold (a tree of more than 64 leaves, a categorical split, a NaN
-threshold), and those where it gains nothing (fewer than ``MIN_TREES``
+threshold: :func:`~.predictor.compact_trees` builds no lists for the last
+two), and those where it gains nothing (fewer than ``MIN_TREES``
 trees; trees of 33 to 64 leaves fewer than ``MIN_DEPTH_64`` levels deep
 on average, such as depth-wise trees of depth 6), are walked instead
 (:func:`quickscorer_tables` returns None).
@@ -86,11 +87,12 @@ leaf_values : ndarray of shape (n_trees * bits,), dtype float64
 """
 
 
-def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, tree_depths,
-                       column_position):
+def quickscorer_tables(nodes, tree_starts, tree_of_node, is_leaf, left, right, depth,
+                       tree_depths, column_position):
     """The :class:`QuickScorerTables` of an ensemble, or None if a tree has
-    more than 64 leaves, a categorical split or a NaN threshold, or if the
-    walk is as fast (see ``MIN_TREES`` and ``MIN_DEPTH_64``).
+    more than 64 leaves or if the walk is as fast (see ``MIN_TREES`` and
+    ``MIN_DEPTH_64``). The ensemble has no categorical split and no NaN
+    threshold (the caller, :func:`~.predictor.compact_trees`, checks).
 
     Parameters
     ----------
@@ -98,6 +100,8 @@ def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, tree_dep
         Concatenated trees.
     tree_starts : ndarray of shape (n_trees,), dtype int64
         Offset of each tree's root.
+    tree_of_node : ndarray of shape (n_nodes,), dtype int64
+        The tree of each node.
     is_leaf : ndarray of shape (n_nodes,), dtype bool
     left, right : ndarray of shape (n_nodes,), dtype int64
         Global indices of each split's children (anything for leaves).
@@ -110,9 +114,6 @@ def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, tree_dep
     """
     is_split = ~is_leaf
     if tree_starts.shape[0] < MIN_TREES:
-        return None
-    if np.any(nodes["is_categorical"][is_split]) or np.any(
-            np.isnan(nodes["num_threshold"][is_split])):
         return None
     n_nodes = nodes.shape[0]
     levels = [np.flatnonzero(is_split & (depth == d)) for d in range(int(depth.max()) + 1)]
@@ -133,7 +134,6 @@ def quickscorer_tables(nodes, tree_starts, is_leaf, left, right, depth, tree_dep
     mask_dtype = np.uint32 if bits == 32 else np.uint64
 
     splits = np.flatnonzero(is_split)
-    tree_of_node = np.searchsorted(tree_starts, np.arange(n_nodes), side="right") - 1
     left_leaves = n_leaves[left[splits]].astype(np.uint64)
     ones = (np.uint64(1) << left_leaves) - np.uint64(1)  # at most 63 leaves on a left side
     masks = (~(ones << first_leaf[left[splits]].astype(np.uint64))).astype(mask_dtype)
