@@ -48,6 +48,7 @@ from .categorical import CATEGORY_L2
 from .common import NODE_DTYPE
 from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import COUNT, allocate_histograms
+from .loop_tree import threshold_table, tree_of_tables
 from .node_rows import NodeRows, RowStore
 from .splitting import find_best_splits, left_bins, split_scratch
 from .symmetric import grow_symmetric_levels
@@ -280,6 +281,7 @@ class TreeGrower:
                 -1 if max_depth is None else max_depth, self.min_samples_leaf,
                 self.min_hessian_to_split, self.l2_regularization, self.min_gain_to_split,
                 self.shrinkage, grow_policy == "depthwise")
+            self._thresholds = threshold_table(bin_thresholds, n_features)
 
     def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
         self.monotonic_cst = None
@@ -539,32 +541,21 @@ class TreeGrower:
         rows = self.rows
         args = (self._histograms, self._split_scratch, self._mask, self.n_bins_non_missing,
                 self.is_categorical, n_used, sum_g, sum_h)
+        tree_rows = rows.tree_rows()
         if self._levels is not None:
             n_nodes = compiled_symmetric.grow_symmetric_tree(
-                rows.tree_rows(), self._loop_settings, state, self._levels, *args)
+                tree_rows, self._loop_settings, state, self._levels, *args)
         else:
-            n_nodes = compiled_grower.grow_tree(rows.tree_rows(), self._loop_settings, state,
-                                                *args)
+            n_nodes = compiled_grower.grow_tree(tree_rows, self._loop_settings, state, *args)
         histogram_s, split_s, partition_s = state.phase_seconds().tolist()
         self.time_find_split += split_s
-        cg = compiled_grower
-        ints = state.ints[:n_nodes]
-        floats = state.floats[:n_nodes]
-        is_leaf = ints[:, cg.LEFT] < 0
-        leaf_ids = np.flatnonzero(is_leaf)
-        split_ids = np.flatnonzero(~is_leaf)
-        rows.record_compiled_tree(leaf_ids.tolist(), ints[leaf_ids, cg.START].tolist(),
-                                  ints[leaf_ids, cg.STOP].tolist(), histogram_s, partition_s)
-        categorical = split_ids[ints[split_ids, cg.CATEGORICAL] != 0]
-        return self._assemble(
-            count=ints[:, cg.COUNT], depth=ints[:, cg.DEPTH], left=ints[:, cg.LEFT],
-            right=ints[:, cg.RIGHT], leaf_ids=leaf_ids,
-            leaf_values=self._leaf_values(floats[leaf_ids, cg.SUM_G],
-                                          floats[leaf_ids, cg.SUM_H] + floats[leaf_ids, cg.L2]),
-            split_ids=split_ids, features=ints[split_ids, cg.FEATURE],
-            bin_thresholds=ints[split_ids, cg.BIN], missing_left=ints[split_ids, cg.MISSING_LEFT],
-            gains=floats[split_ids, cg.GAIN],
-            categories=dict(zip(categorical.tolist(), state.bits[categorical])))
+        nodes, leaf_nodes, leaf_values, leaf_starts, leaf_stops = tree_of_tables(
+            state.ints, state.floats, state.bits, n_nodes, self.shrinkage, *self._thresholds)
+        rows.record_compiled_tree(leaf_nodes.tolist(), leaf_starts.tolist(), leaf_stops.tolist(),
+                                  histogram_s, partition_s)
+        return GrownTree(nodes=nodes, partitioned_indices=tree_rows.indices[:n_used].copy(),
+                         leaf_starts=leaf_starts, leaf_stops=leaf_stops,
+                         leaf_values=leaf_values, leaf_nodes=leaf_nodes)
 
     def _leaf_values(self, sum_g, den):
         """Leaf values from sums of gradients and ``sum_h + l2``, shrunk."""
