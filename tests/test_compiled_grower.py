@@ -49,13 +49,13 @@ def _data(n=2500, n_features=8, seed=0, categorical=False, missing=0.05, n_categ
 
 
 def _grow_trees(compiled, Xb, g, h, mapper, is_categorical, n_trees=3, constant_hessian=None,
-                sample=None, feature_mask=None, **params):
+                sample=None, feature_mask=None, with_thresholds=True, **params):
     rows = NodeRows(Xb, mapper.missing_values_bin_idx_, mapper.n_bins_non_missing_,
                     constant_hessian=constant_hessian,
                     feature_columns=mapper.wide_feature_columns())
     grower = TreeGrower(rows, mapper.n_bins_non_missing_, mapper.missing_values_bin_idx_,
-                        bin_thresholds=mapper.bin_thresholds_, is_categorical=is_categorical,
-                        compiled_loop=compiled, **params)
+                        bin_thresholds=mapper.bin_thresholds_ if with_thresholds else None,
+                        is_categorical=is_categorical, compiled_loop=compiled, **params)
     assert (grower._loop is not None) == compiled
     trees = []
     for t in range(n_trees):
@@ -112,6 +112,29 @@ def test_same_trees_as_the_python_loop(params, categorical):
     if categorical and "max_leaf_nodes" not in params and "min_gain_to_split" not in params:
         # The data make a categorical split worth it: the loop made its set.
         assert any(t.nodes["is_categorical"].any() for t in compiled)
+
+
+@pytest.mark.parametrize("with_thresholds", [True, False])
+def test_raw_thresholds_of_the_loops_trees(with_thresholds):
+    # The compiled loop's trees are made from its node tables in one call
+    # (loop_tree.tree_of_tables): a split on the last value bin sends every
+    # value left (threshold inf), and without the bin mapper's thresholds
+    # every threshold stays NaN, as the Python loop makes them.
+    data = _data(missing=0.3, seed=2)
+    compiled = _same_trees_with_both_loops(*data, with_thresholds=with_thresholds,
+                                           min_samples_leaf=1, max_leaf_nodes=63)
+    mapper = data[3]
+    splits = np.concatenate([t.nodes[t.nodes["is_leaf"] == 0] for t in compiled])
+    if not with_thresholds:
+        assert np.isnan(splits["num_threshold"]).all()
+        return
+    last_bin = mapper.n_bins_non_missing_[splits["feature_idx"]] - 1
+    all_left = splits["bin_threshold"] == last_bin
+    assert all_left.any() and (~all_left).any()
+    assert np.isposinf(splits["num_threshold"][all_left]).all()
+    for node in splits[~all_left]:
+        expected = mapper.bin_thresholds_[node["feature_idx"]][node["bin_threshold"]]
+        assert node["num_threshold"] == expected
 
 
 @pytest.mark.parametrize("shape", [{}, {"grow_policy": "symmetric", "max_depth": 5}],
