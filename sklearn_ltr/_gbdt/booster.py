@@ -289,7 +289,7 @@ class Booster:
             sample_indices = None
             if n_allowed < n_features or n_sampled_groups < n_groups:
                 # Made only when it draws: a generator takes about 20 us to
-                # seed, 2% of a 500-tree fit on the data we ship.
+                # seed, 1% of a 500-tree fit on the data we ship.
                 rng = np.random.default_rng([random_seed, 2, iteration])
                 if n_allowed < n_features:
                     feature_mask = np.zeros(n_features, dtype=np.uint8)

@@ -6,7 +6,7 @@ leave a tree as rows of two node tables, one of integers and one of floats
 categorical splits. :func:`tree_of_tables` turns them into the flat
 ``NODE_DTYPE`` tree and its leaves. Made with NumPy, column by column, the
 Python around each compiled tree took 130 us (LightGBM's example; 90 us on
-MQ2008), a tenth of a 500-tree fit of that data; with this call, 57 us
+MQ2008), about 5% of a 500-tree fit of that data; with this call, 57 us
 (41 us). It fills every field as :meth:`~.grower.TreeGrower._assemble` does
 from the Python loop's nodes, with the same arithmetic, so the trees are
 the same bit for bit.
