@@ -5,9 +5,9 @@ leave a tree as rows of two node tables, one of integers and one of floats
 (the columns named in :mod:`.compiled_grower`), plus the left categories of
 categorical splits. :func:`tree_of_tables` turns them into the flat
 ``NODE_DTYPE`` tree and its leaves. Made with NumPy, column by column, the
-Python around each compiled tree took 130 us (LightGBM's example; 90 us on
-MQ2008), about 5% of a 500-tree fit of that data; with this call, 57 us
-(41 us). It fills every field as :meth:`~.grower.TreeGrower._assemble` does
+Python around each compiled tree took 256 us (LightGBM's example; 180 us on
+MQ2008), a tenth of a 500-tree fit of that data; with this call, 114 us
+(82 us). It fills every field as :meth:`~.grower.TreeGrower._assemble` does
 from the Python loop's nodes, with the same arithmetic, so the trees are
 the same bit for bit.
 """
