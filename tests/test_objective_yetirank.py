@@ -98,9 +98,10 @@ def test_noise_is_the_log_odds_of_the_draws():
     assert W[1, 2] == pytest.approx(0.15 * 2) and W[0, 2] == pytest.approx(0.15 * 0.5 * 1)
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 17, 120, 256, 257, 1500])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 17, 47, 48, 49, 120, 256, 257, 1500])
 def test_noisy_order_is_a_stable_sort_of_score_plus_log_odds(n):
-    # The kernel sorts packed integers by a merge sort of its own; the
+    # The kernel orders packed integers by counting (up to
+    # COUNTING_MAX_KEYS = 48 documents) or by a merge sort of its own; the
     # oracle is NumPy's stable argsort of s + log(u / (1 - u)), descending.
     rng = np.random.default_rng(n)
     scores = rng.normal(scale=3.0, size=n)

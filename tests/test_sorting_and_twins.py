@@ -7,7 +7,7 @@ import pytest
 
 from conftest import RANKER_IDS, RANKERS, fit_labels
 from sklearn_ltr._utils.parallel import parallel_kernels_only, pick
-from sklearn_ltr._utils.sorting import argsort_descending, sort_in_place
+from sklearn_ltr._utils.sorting import argsort_descending, order_by_counting, sort_in_place
 from sklearn_ltr._utils.threads import numba_threads
 from sklearn_ltr.datasets import make_ranking
 
@@ -35,6 +35,17 @@ def test_sort_in_place_is_numpys_sort(n, distinct):
     expected = np.sort(keys)
     sort_in_place(keys, np.empty(n, dtype=np.int64))
     np.testing.assert_array_equal(keys, expected)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8, 47, 48, 100])
+def test_order_by_counting_is_numpys_argsort_of_distinct_keys(n):
+    rng = np.random.default_rng(n)
+    keys = rng.choice(np.arange(-(2**40), 2**40, 2**20), n, replace=False)
+    if n > 2:
+        keys[0], keys[-1] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    order = np.full(n, -1, dtype=np.int64)
+    order_by_counting(keys, order)
+    np.testing.assert_array_equal(order, np.argsort(keys))
 
 
 def test_sort_in_place_sorts_every_block_of_eight_zeros_and_ones():

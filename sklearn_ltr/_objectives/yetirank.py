@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
-from .._utils.sorting import sort_in_place
+from .._utils.sorting import COUNTING_MAX_KEYS, order_by_counting, sort_in_place
 from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query_reduce
 
 # CatBoost's constant factor of every pair weight ("magicConst = 0.15; // Like
@@ -44,6 +44,11 @@ def _noisy_order(exp_scores, uniforms, keys, spare, order):
         # Negated so that the ascending sort puts the largest key, and among
         # equal keys the lowest row (the largest ``mask - i``), first.
         keys[i] = -(((bits >> index_bits) << index_bits) | (mask - i))
+    # The keys are distinct (each holds its row), so both ways give the
+    # same order.
+    if n <= COUNTING_MAX_KEYS:
+        order_by_counting(keys, order)
+        return
     sort_in_place(keys, spare)
     for j in range(n):
         order[j] = mask - ((-keys[j]) & mask)

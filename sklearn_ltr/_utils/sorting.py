@@ -1,5 +1,6 @@
 """The sorts of the objectives and metrics: the stable descending argsort
-they rank with, and an in-place sort of integer keys.
+they rank with, an in-place sort of integer keys, and the order of a few
+distinct integer keys by counting.
 
 Ranking a query is ``np.argsort(-scores, kind="mergesort")``: highest score
 first, ties in row order, NaN last. Inside numba kernels that call compiled
@@ -218,3 +219,30 @@ def sort_in_place(keys, spare):
         width *= 2
     if in_spare:
         keys[:] = spare
+
+
+# Up to this many keys, order_by_counting is faster than sort_in_place
+# followed by a pass that reads the order off the sorted keys: 0.51 to 0.58
+# of the time for 5 to 20 keys, 0.78 for 40, level at 64 (random 64-bit
+# keys, measured on the benchmark machine).
+COUNTING_MAX_KEYS = 48
+
+
+@njit(cache=True)
+def order_by_counting(keys, order):
+    """Set ``order[r] = i`` where key ``i`` is the ``r``-th smallest of
+    ``keys``, which must be distinct: each key's rank is the number of keys
+    below it.
+
+    Quadratic, but the inner count has no branch and runs on SIMD lanes,
+    where a sort's compares are unpredictable branches or long chains of
+    selects: for a few dozen keys it is the faster way to an order (see
+    ``COUNTING_MAX_KEYS``).
+    """
+    n = keys.shape[0]
+    for i in range(n):
+        key = keys[i]
+        rank = 0
+        for j in range(n):
+            rank += keys[j] < key
+        order[rank] = i
