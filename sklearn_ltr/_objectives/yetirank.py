@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
+from .._utils.pcg64 import random_into
 from .._utils.sorting import COUNTING_MAX_KEYS, order_by_counting, sort_in_place
 from ._base import BaseObjective, _check_positive_int, _mean_over_active, _query_reduce
 
@@ -401,6 +402,11 @@ class YetiRankObjective(BaseObjective):
             ``u`` per row is drawn from it (in row order). The kernels turn
             it into the noise ``log(u / (1 - u))``.
         """
+        if isinstance(rng, np.random.Generator):
+            # The same draws in the same order as one call per permutation,
+            # drawn on every thread.
+            random_into(rng, self._uniforms)
+            return
         for k in range(self.permutations):
             # One value per row and call, so that a Dask shard can take its
             # rows' share.
