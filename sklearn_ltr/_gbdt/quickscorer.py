@@ -122,13 +122,14 @@ def quickscorer_tables(nodes, tree_starts, tree_of_node, is_leaf, left, right, d
     n_leaves = np.ones(n_nodes, dtype=np.int64)
     for splits in reversed(levels):
         n_leaves[splits] = n_leaves[left[splits]] + n_leaves[right[splits]]
-    if n_leaves[tree_starts].max(initial=1) > 64:
+    most_leaves = n_leaves[tree_starts].max(initial=1)
+    if most_leaves > 64:
         return None
     first_leaf = np.zeros(n_nodes, dtype=np.int64)
     for splits in levels:
         first_leaf[left[splits]] = first_leaf[splits]
         first_leaf[right[splits]] = first_leaf[splits] + n_leaves[left[splits]]
-    bits = 32 if n_leaves[tree_starts].max(initial=1) <= 32 else 64
+    bits = 32 if most_leaves <= 32 else 64
     if bits == 64 and tree_depths.mean() < MIN_DEPTH_64:
         return None
     mask_dtype = np.uint32 if bits == 32 else np.uint64
