@@ -13,9 +13,12 @@ from sklearn_ltr import LambdaMARTRanker
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.categorical import (
     CATEGORY_L2,
+    CATEGORY_SMOOTHING,
+    MAX_CATEGORIES_LEFT,
     MIN_CATEGORY_SUPPORT,
     MIN_ROWS_PER_GROUP,
     best_categorical_split,
+    candidates_at_the_ends,
     left_categories,
 )
 from sklearn_ltr._gbdt.common import bins_of
@@ -182,6 +185,31 @@ def test_categorical_split_is_the_best_of_the_documented_candidates():
             for r in range(1, k) for s in itertools.combinations(range(k), r)
         )
         assert gain <= best_subset + 1e-9
+
+
+@pytest.mark.parametrize("n_categories", [0, 1, 2, 5, 63, 64, 65, 66, 130, 200, 255])
+@pytest.mark.parametrize("keys", ["distinct", "tied", "with_nan"])
+def test_ends_of_the_candidates_are_those_of_a_stable_sort(n_categories, keys):
+    # Oracle: NumPy's stable argsort of every candidate's smoothed key (NaN
+    # last, equal keys by bin), of which the scans read the first and last
+    # min(MAX_CATEGORIES_LEFT, (n + 1) // 2).
+    rng = np.random.default_rng(n_categories)
+    for _ in range(20):
+        h = np.zeros((256, 4))
+        h[:, 2] = rng.integers(0, 3 * MIN_CATEGORY_SUPPORT, 256)
+        h[:, 1] = rng.integers(0, 3, 256)
+        h[:, 0] = (rng.integers(-2, 3, 256) if keys == "tied" else rng.normal(size=256))
+        if keys == "with_nan":
+            h[rng.integers(0, 256, 4), 0] = np.nan
+        candidates = np.array(
+            [b for b in range(n_categories) if h[b, 2] >= MIN_CATEGORY_SUPPORT]
+            + ([MISSING] if h[MISSING, 2] >= MIN_CATEGORY_SUPPORT else []), dtype=np.int64)
+        order = candidates[np.argsort(h[candidates, 0] / (h[candidates, 1] + CATEGORY_SMOOTHING),
+                                      kind="stable")]
+        n_read = min(MAX_CATEGORIES_LEFT, (len(order) + 1) // 2)
+        front, back = candidates_at_the_ends(h, n_categories, MISSING)
+        np.testing.assert_array_equal(front, order[:n_read])
+        np.testing.assert_array_equal(back, order[::-1][:n_read])
 
 
 def test_categories_with_too_few_rows_stay_right():

@@ -58,27 +58,86 @@ CATEGORY_L2 = 10.0
 MIN_ROWS_PER_GROUP = 100
 
 
+@njit(cache=True, inline="always")
+def _key_before(a, b):
+    """Whether sort key ``a`` comes before ``b`` in NumPy's order (NaN last)."""
+    return a < b or (b != b and a == a)
+
+
+# Up to this many candidates all are sorted (by insertion); beyond, only
+# the ends the scans read (see candidates_at_the_ends).
+_SORT_ALL_CANDIDATES = 3 * MAX_CATEGORIES_LEFT
+
+
+@njit(cache=True, inline="always")
+def _insert(key, item, keys, items, n_kept, size, ascending):
+    """Insert ``(key, item)`` into the first ``n_kept`` entries of
+    ``keys``/``items``, sorted ascending (descending if not
+    ``ascending``), keeping at most ``size``; an equal key goes after the
+    kept ones if ascending, before them if not. Return the new count."""
+    if n_kept == size and _key_before(key, keys[size - 1]) != ascending:
+        return n_kept
+    i = min(n_kept, size - 1)
+    while i > 0 and _key_before(key, keys[i - 1]) == ascending:
+        keys[i] = keys[i - 1]
+        items[i] = items[i - 1]
+        i -= 1
+    keys[i] = key
+    items[i] = item
+    return min(n_kept + 1, size)
+
+
 @njit(cache=True)
-def candidates_in_order(h, n_categories, missing_bin):
-    """The bins of the node's categories with enough rows (the missing bin
-    among them if it has enough), sorted by smoothed mean gradient, ties by
-    bin."""
-    n = 0
+def candidates_at_the_ends(h, n_categories, missing_bin):
+    """The ends of the candidates' order: the bins of the node's categories
+    with enough rows (the missing bin among them if it has enough), sorted
+    by smoothed mean gradient, ties by bin, as a stable sort orders them.
+
+    The scans read at most ``max_left = min(MAX_CATEGORIES_LEFT, (n + 1)
+    // 2)`` of the ``n`` candidates from each end. Of many candidates only
+    those are put in order, each end kept sorted by insertion as the
+    candidates are read; a few are all sorted by insertion. In split
+    finding of 150 LambdaMART trees on 1,000 ``make_ranking`` queries with
+    8 columns of 500 categories (1 thread), this took 1.34 to 1.39 s
+    against 1.69 to 1.76 s with NumPy's merge sort of every candidate.
+
+    Returns
+    -------
+    front : ndarray of shape (max_left,), dtype int64
+        ``front[i]`` is the ``i``-th candidate of the order.
+    back : ndarray of shape (max_left,), dtype int64
+        ``back[i]`` is the ``i``-th from the end: ``order[n - 1 - i]``.
+    """
     bins = np.empty(n_categories + 1, dtype=np.int64)
-    for b in range(n_categories):
+    keys = np.empty(n_categories + 1)
+    n = 0
+    # Bins in increasing order, the missing bin (the last) last: that is
+    # the order equal keys keep.
+    for b in range(n_categories + 1):
+        if b == n_categories:
+            b = missing_bin
         if h[b, 2] >= MIN_CATEGORY_SUPPORT:
             bins[n] = b
+            keys[n] = h[b, 0] / (h[b, 1] + CATEGORY_SMOOTHING)
             n += 1
-    if h[missing_bin, 2] >= MIN_CATEGORY_SUPPORT:
-        bins[n] = missing_bin
-        n += 1
-    keys = np.empty(n)
-    for i in range(n):
-        b = bins[i]
-        keys[i] = h[b, 0] / (h[b, 1] + CATEGORY_SMOOTHING)
-    # Stable: equal keys keep bin order, so the result is reproducible.
-    order = np.argsort(keys, kind="mergesort")
-    return bins[:n][order]
+    size = min(MAX_CATEGORIES_LEFT, (n + 1) // 2)
+    front = np.empty(size, dtype=np.int64)
+    back = np.empty(size, dtype=np.int64)
+    if n <= _SORT_ALL_CANDIDATES:
+        for i in range(1, n):
+            _insert(keys[i], bins[i], keys, bins, i, i + 1, True)
+        for i in range(size):
+            front[i] = bins[i]
+            back[i] = bins[n - 1 - i]
+        return front, back
+    front_keys = np.empty(size)
+    back_keys = np.empty(size)
+    n_front = 0
+    n_back = 0
+    for c in range(n):
+        n_front = _insert(keys[c], bins[c], front_keys, front, n_front, size, True)
+        n_back = _insert(keys[c], bins[c], back_keys, back, n_back, size, False)
+    return front, back
 
 
 @njit(cache=True, inline="always")
@@ -137,9 +196,8 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
     best_gl = 0.0
     best_hl = 0.0
     best_cl = 0.0
-    order = candidates_in_order(h, n_categories, missing_bin)
-    n = order.shape[0]
-    max_left = min(MAX_CATEGORIES_LEFT, (n + 1) // 2)
+    front, back = candidates_at_the_ends(h, n_categories, missing_bin)
+    max_left = front.shape[0]
     l2 = l2 + CATEGORY_L2
     for direction in (1, -1):
         gl = 0.0
@@ -148,7 +206,7 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
         group = 0.0
         missing_left = 0
         for i in range(max_left):
-            b = order[i] if direction == 1 else order[n - 1 - i]
+            b = front[i] if direction == 1 else back[i]
             gl += h[b, 0]
             hl += h[b, 1]
             cl += h[b, 2]
@@ -181,12 +239,11 @@ def best_categorical_split(h, n_categories, missing_bin, sum_g, sum_h, count, pa
 
 @njit(cache=True)
 def _fill_left_categories(h, n_categories, missing_bin, n_left, out):
-    order = candidates_in_order(h, n_categories, missing_bin)
-    n = order.shape[0]
+    front, back = candidates_at_the_ends(h, n_categories, missing_bin)
     for w in range(out.shape[0]):
         out[w] = 0
     for i in range(abs(n_left)):
-        b = order[i] if n_left > 0 else order[n - 1 - i]
+        b = front[i] if n_left > 0 else back[i]
         if b != missing_bin:
             out[b >> 5] |= BITSET_DTYPE(1) << BITSET_DTYPE(b & 31)
 

@@ -46,9 +46,8 @@ from numba import get_thread_id, njit, prange
 from .._utils.parallel import pick, serial_twin
 from .categorical import (
     CATEGORY_L2,
-    MAX_CATEGORIES_LEFT,
     MIN_ROWS_PER_GROUP,
-    candidates_in_order,
+    candidates_at_the_ends,
     left_categories,
 )
 from .common import bins_of
@@ -100,10 +99,9 @@ def _best_categorical_level_split(histograms, slots, totals, feature, n_categori
     of the level's sorted order (the last ``-n_left`` if negative), as
     :func:`~.categorical.best_categorical_split` returns it for one node."""
     level = level_histogram(histograms, slots, feature)
-    order = candidates_in_order(level, n_categories, missing_bin)
-    n = order.shape[0]
+    front, back = candidates_at_the_ends(level, n_categories, missing_bin)
     n_nodes = slots.shape[0]
-    max_left = min(MAX_CATEGORIES_LEFT, (n + 1) // 2)
+    max_left = front.shape[0]
     child_l2 = l2 + CATEGORY_L2
     parent_terms = np.empty(n_nodes)
     for k in range(n_nodes):
@@ -121,7 +119,7 @@ def _best_categorical_level_split(histograms, slots, totals, feature, n_categori
         group = 0.0
         missing_left = 0
         for i in range(max_left):
-            b = order[i] if direction == 1 else order[n - 1 - i]
+            b = front[i] if direction == 1 else back[i]
             for k in range(n_nodes):
                 h = histograms[slots[k], feature]
                 left[k, 0] += h[b, 0]
