@@ -11,7 +11,7 @@ import numba
 import numpy as np
 import pytest
 
-from sklearn_ltr._gbdt import booster, compiled_grower, compiled_symmetric
+from sklearn_ltr._gbdt import booster, compiled_grower, compiled_symmetric, wide_histogram
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.grower import TreeGrower
 from sklearn_ltr._gbdt.node_rows import NodeRows
@@ -294,3 +294,22 @@ def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it(
         assert not lowered(rows(24, 1.0), 10 * root_rows)
     with numba_threads(1):
         assert not lowered(rows(16), 10 * root_rows)
+
+
+@needs_two_threads
+def test_wide_columns_run_in_parallel_from_little_work_when_each_thread_has_a_group():
+    # Wide columns are built _GROUP at a time; the loops lower their
+    # threshold with the features' only if there is a group for every thread.
+    group = wide_histogram._GROUP
+    low = compiled_grower.min_parallel_wide_cells
+    assert compiled_grower.LOOP_MIN_PARALLEL_CELLS < wide_histogram._MIN_PARALLEL_CELLS
+
+    def rows(n_wide):
+        return types.SimpleNamespace(n_wide_columns=n_wide)
+
+    with numba_threads(2):
+        assert low(rows(group + 1), True) == compiled_grower.LOOP_MIN_PARALLEL_CELLS
+        assert low(rows(group), True) == wide_histogram._MIN_PARALLEL_CELLS
+        assert low(rows(2 * group), False) == wide_histogram._MIN_PARALLEL_CELLS
+    with numba_threads(1):
+        assert low(rows(1), True) == compiled_grower.LOOP_MIN_PARALLEL_CELLS

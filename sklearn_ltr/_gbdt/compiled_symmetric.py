@@ -48,13 +48,13 @@ from .compiled_grower import (
     BIN,
     LOOP_MIN_PARALLEL_CELLS,
     _MIN_PARALLEL_CELLS,
-    _MIN_PARALLEL_WIDE_CELLS,
     _new_leaf,
     _set_left_bins,
     _splittable,
     compiled_variant,
     count_parallel_runs_of_loop,
     histograms_may_run_in_parallel,
+    min_parallel_wide_cells,
     parallel_from_little_work,
     variant_suffix,
 )
@@ -464,12 +464,14 @@ def grow_symmetric_tree(rows, settings, state, buffers, histograms, split_scratc
     # symmetric.py's threshold: its parallel units are single features, too
     # little work each for a lower one (2,000 rows of 800 features with 2 to
     # 5 values: split finding 0.37 -> 0.69 s at LOOP_MIN_PARALLEL_BINS).
-    if parallel_from_little_work(rows, n_used):
+    little_work = parallel_from_little_work(rows, n_used)
+    if little_work:
         min_cells = level_cells = LOOP_MIN_PARALLEL_CELLS
     else:
         min_cells, level_cells = _MIN_PARALLEL_CELLS, _MIN_PARALLEL_LEVEL_CELLS
     thresholds = ((0, 0, 0, 0) if parallel_forced()
-                  else (min_cells, _MIN_PARALLEL_BINS, level_cells, _MIN_PARALLEL_WIDE_CELLS))
+                  else (min_cells, _MIN_PARALLEL_BINS, level_cells,
+                        min_parallel_wide_cells(rows, little_work)))
     state.phase_ticks[:] = 0
     state.parallel_calls[:] = 0
     loop = LOOPS[histograms_may_run_in_parallel(rows, n_used), parallel_scans]

@@ -25,7 +25,7 @@ from .histogram import COUNT, SUM_G, SUM_H, _add_ghc, _value_bins
 # that both cases share one compiled specialisation.
 _NO_ROWS = np.zeros(0, dtype=np.int32)
 
-__all__ = ["WideColumns"]
+__all__ = ["WideColumns", "n_wide_groups"]
 
 
 @njit(cache=True)
@@ -117,6 +117,12 @@ def _wide_columns_histograms(codes, rows, use_rows, gradients, hessians, hessian
         _group_histograms(codes, rows, use_rows, gradients, hessians, hessian, firsts, n_blocks,
                           active[grp * _GROUP:min(grp * _GROUP + _GROUP, active.shape[0])],
                           hist, value_bins)
+
+
+def n_wide_groups(n_columns):
+    """How many groups (parallel units of the wide kernel) ``n_columns``
+    wide columns make."""
+    return -(-n_columns // _GROUP)
 
 
 _wide_columns_histograms_serial = serial_twin(_wide_columns_histograms)
