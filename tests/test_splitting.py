@@ -5,7 +5,15 @@ import pytest
 
 from sklearn_ltr._gbdt.common import bitset_below, bitset_of, in_bitset
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
-from sklearn_ltr._gbdt.splitting import _partition, find_best_splits, left_bins
+from sklearn_ltr._gbdt.splitting import (
+    _FEATURES_PER_ITEM,
+    _best_split_of_each_feature_serial,
+    _partition,
+    find_best_splits,
+    left_bins,
+    scan_order,
+    split_scratch,
+)
 
 from _engine_helpers import find_best_split
 
@@ -257,3 +265,56 @@ def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing)
         one_pass = _best_threshold_one_pass(*args)
         vectorized = _best_threshold_vectorized(*args, scratch)
         assert one_pass == vectorized
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 4])
+@pytest.mark.parametrize("categorical", [[], [3], [20, 21, 22, 23, 24, 25, 26, 27], [0, 5, 9, 26]],
+                         ids=["none", "one", "last_eight", "spread"])
+def test_scan_order_shares_the_categorical_features_between_the_threads(n_threads, categorical):
+    n_features = 28
+    is_categorical = np.zeros(n_features, dtype=np.uint8)
+    is_categorical[categorical] = 1
+    order = scan_order(is_categorical, n_threads)
+    # Every feature once, in items of _FEATURES_PER_ITEM slots.
+    assert order.shape[0] % _FEATURES_PER_ITEM == 0
+    np.testing.assert_array_equal(np.sort(order[order >= 0]), np.arange(n_features))
+    if not categorical or n_threads == 1:
+        np.testing.assert_array_equal(order[:n_features], np.arange(n_features))
+        return
+    # n_threads shares of equal length, the t-th holding the t-th contiguous
+    # share of the numeric features, then of the categorical ones.
+    shares = order.reshape(n_threads, -1)
+    numeric = np.flatnonzero(is_categorical == 0)
+    for share, numeric_part, categorical_part in zip(
+            shares, np.array_split(numeric, n_threads), np.array_split(categorical, n_threads)):
+        share = share[share >= 0]
+        np.testing.assert_array_equal(share, np.concatenate([numeric_part, categorical_part]))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_scan_in_the_shared_order_finds_the_splits_of_the_plain_order(n_threads):
+    # The order changes only which thread scans a feature: every feature's
+    # result and the best feature are those of the order 0, 1, 2, ...
+    rng = np.random.default_rng(5)
+    n_features, missing = 13, 63
+    is_categorical = np.zeros(n_features, dtype=np.uint8)
+    is_categorical[[9, 10, 11, 12]] = 1
+    hist = np.zeros((n_features, missing + 1, 4))
+    counts = rng.integers(0, 60, (n_features, 40)).astype(float)
+    hist[:, :40, 0] = rng.normal(size=(n_features, 40)) * counts
+    hist[:, :40, 1] = counts
+    hist[:, :40, 2] = counts
+    totals = np.array([hist[0, :, 0].sum(), hist[0, :, 1].sum(), hist[0, :, 2].sum()])
+    n_bins_nm = np.full(n_features, 40, dtype=np.int64)
+    mask = np.ones(n_features, dtype=np.uint8)
+    results = []
+    for order in (np.arange(16), scan_order(is_categorical, n_threads)):
+        per_feature, best = np.empty((1, n_features, 6)), np.empty(2, dtype=np.int64)
+        work = split_scratch(n_features, missing + 1)[1]
+        _best_split_of_each_feature_serial(
+            hist, hist, hist, hist, np.zeros(1, dtype=np.uint8), totals[None], n_bins_nm, missing,
+            mask, is_categorical, 5, 0.0, 0.0, per_feature, work,
+            np.where(order < n_features, order, -1), None, None, best)
+        results.append((per_feature.copy(), best[0]))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]

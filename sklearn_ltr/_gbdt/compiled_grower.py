@@ -161,7 +161,7 @@ def _set_left_bins(bits, k, feature_bin, missing_left, categorical, missing_bin,
 def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, const_hessian,
                     ordered_g, ordered_h, sampled, n_used, sum_g, sum_h, features, wide,
                     feature_mask, value_bins, n_bins_non_missing, missing_bin, is_categorical,
-                    histograms, per_feature, work, best_features, max_leaves, max_depth,
+                    histograms, per_feature, work, best_features, order, max_leaves, max_depth,
                     min_samples_leaf, min_hessian_to_split, l2_regularization,
                     min_gain_to_split, depthwise, scan_bins, min_parallel_cells,
                     min_parallel_bins, min_parallel_wide_cells, floats, ints, bits, free_slots,
@@ -176,9 +176,11 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     in ``indices``. ``const_hessian`` None: hessians are read (numba
     compiles the loop once with None, once with a float, each with the
     histogram kernels of its case only).
-    ``wide`` is :attr:`~.node_rows.TreeRows.wide`. ``min_parallel_cells``,
-    ``min_parallel_bins`` and ``min_parallel_wide_cells``: the work from
-    which the parallel kernels run (those of this variant; 0 forces them).
+    ``wide`` is :attr:`~.node_rows.TreeRows.wide`; ``per_feature``, ``work``,
+    ``best_features`` and ``order`` are :func:`~.splitting.split_scratch`.
+    ``min_parallel_cells``, ``min_parallel_bins`` and
+    ``min_parallel_wide_cells``: the work from which the parallel kernels
+    run (those of this variant; 0 forces them).
     """
     use_rows = np.bool_(True)
     n_free = 0
@@ -215,7 +217,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         n_free = _find_splits(scan_nodes, scan_siblings, np.int64(1), histograms, subtract, totals,
                               n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                               min_samples_leaf, min_hessian_to_split, l2_regularization,
-                              min_gain_to_split, per_feature, work, best_features, scan_bins,
+                              min_gain_to_split, per_feature, work, best_features, order, scan_bins,
                               min_parallel_bins, floats, ints, bits, free_slots, n_free,
                               phase_ticks, parallel_calls)
 
@@ -302,7 +304,8 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
             n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                                   n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                   min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                  min_gain_to_split, per_feature, work, best_features, scan_bins, min_parallel_bins, floats, ints, bits, free_slots,
+                                  min_gain_to_split, per_feature, work, best_features, order,
+                                  scan_bins, min_parallel_bins, floats, ints, bits, free_slots,
                                   n_free, phase_ticks, parallel_calls)
         if large_ok and not small_ok:
             free_slots[n_free] = small_slot
@@ -418,8 +421,8 @@ def _wide_histograms(wide, rows, use_rows, gradients, hessians, hessian, hist, v
 def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                  n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                  min_samples_leaf, min_hessian_to_split, l2_regularization, min_gain_to_split,
-                 per_feature, work, best_features, scan_bins, min_parallel_bins, floats, ints,
-                 bits, free_slots, n_free, phase_ticks, parallel_calls):
+                 per_feature, work, best_features, order, scan_bins, min_parallel_bins, floats,
+                 ints, bits, free_slots, n_free, phase_ticks, parallel_calls):
     """:meth:`~.grower.TreeGrower._find_splits` with
     :func:`~.splitting.find_best_splits` of the ``n_scan`` nodes
     ``scan_nodes`` (each with its sibling's slot, or -1); return the number
@@ -441,12 +444,12 @@ def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals
         parallel_calls[SCAN_RUNS] += 1
         _SCAN(hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing,
               missing_bin, feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
-              l2_regularization, nodes_features, work, None, None, best_features)
+              l2_regularization, nodes_features, work, order, None, None, best_features)
     else:
         _best_split_of_each_feature_serial(
             hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing, missing_bin,
             feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
-            l2_regularization, nodes_features, work, None, None, best_features)
+            l2_regularization, nodes_features, work, order, None, None, best_features)
     for k in range(n_scan):
         node = scan_nodes[k]
         best = best_features[k]
@@ -572,7 +575,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
     n_nodes : int
         The tree's nodes are the first ``n_nodes`` rows of the state's tables.
     """
-    per_feature, work, best_features = split_scratch
+    per_feature, work, best_features, order = split_scratch
     scan_bins = scanned_bins(feature_mask, n_bins_non_missing)
     little_work = parallel_from_little_work(rows, n_used)
     if little_work:
@@ -591,7 +594,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
         rows.X_binned, rows.indices, rows.partition_buffer, rows.gradients, rows.hessians,
         rows.const_hessian, rows.ordered_g, rows.ordered_h, rows.sampled, n_used, sum_g, sum_h,
         rows.features, rows.wide, feature_mask, rows.value_bins, n_bins_non_missing,
-        rows.missing_bin, is_categorical, histograms, per_feature, work, best_features,
+        rows.missing_bin, is_categorical, histograms, per_feature, work, best_features, order,
         settings.max_leaves, settings.max_depth, settings.min_samples_leaf,
         settings.min_hessian_to_split, settings.l2_regularization, settings.min_gain_to_split,
         settings.depthwise, scan_bins, *thresholds, state.floats, state.ints, state.bits,

@@ -261,7 +261,7 @@ class TreeGrower:
         else:
             n_hist = max_leaf_nodes if max_leaf_nodes is not None else 32
         self._histograms = allocate_histograms(n_hist, n_features, n_bins)
-        self._split_scratch = split_scratch(n_features, n_bins)
+        self._split_scratch = split_scratch(n_features, n_bins, self.is_categorical)
         self._set_constraints(monotonic_cst, interaction_cst, n_features)
         self.time_find_split = 0.0
         self._can_split = None  # found by the first grow(), see _features_that_can_split
