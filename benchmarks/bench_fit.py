@@ -76,19 +76,23 @@ its ``Dataset`` construction (timed in a separate run of
 ``--categorical`` (issue 18) times instead the cost of native categorical
 features: on ``make_ranking`` data of the same shape whose last
 ``--n-categorical`` (8) of the 136 columns are categorical, with
-``--n-categories`` (500) categories each (Zipf frequencies: the 255 most
-frequent, which the rankers keep, hold about 90% of the rows; the rarer ones
-are treated as missing), each of our
+``--n-categories`` (500) categories each (Zipf frequencies; a column of more
+categories than ``max_bins`` is a wide column, split on through blocks of
+categories), each of our
 rankers is fitted twice, alternating: with those columns declared
 (``categorical_features=[128, ..., 135]``) and with the same codes taken as
 ordinary numbers (ordinal coding, nothing declared). LightGBM is fitted both
 ways too (``categorical_feature=`` in ``fit``, its categorical regularisation
 at its defaults), for reference. Printed: the fastest fit of each and the
 ratios categorical / ordinal; target (issue 18): our ratio <= 1.2 at every
-size. The mode needs a ``sklearn_ltr`` whose rankers take
-``categorical_features`` and stops with a message otherwise. Run:
-``python benchmarks/bench_fit.py --categorical [--sizes 1000 5000]
-[--n-categorical 8] [--n-categories 500]``.
+size (issue 30 asks for a ratio within LightGBM's). With ``--tree-work``,
+one more fit of each variant gives the work its trees asked for, mean per
+tree: the rows of the nodes split (what partitioning reads) and the rows
+of each split's smaller child (what histograms are built from; the larger
+child's come by subtraction). The mode needs a ``sklearn_ltr`` whose
+rankers take ``categorical_features`` and stops with a message otherwise.
+Run: ``python benchmarks/bench_fit.py --categorical [--sizes 1000 5000]
+[--n-categorical 8] [--n-categories 500] [--tree-work]``.
 
 The one-time JIT cost (a first fit in a fresh process) is no longer measured
 here: ``bench_cold_start.py`` covers it in more detail. Prediction speed is
@@ -446,8 +450,49 @@ def categorical_fits(objective, n_trees, columns, X, y, qid, variants=CATEGORICA
     return {name: {PARAMS["threads"]: fits[name]} for name in variants}
 
 
+def _our_tree_work(tree):
+    split = np.flatnonzero(tree["is_leaf"] == 0)
+    smaller = np.minimum(tree["count"][tree["left"][split]], tree["count"][tree["right"][split]])
+    return float(tree["count"][split].sum()), float(smaller.sum())
+
+
+def _lightgbm_tree_work(node):
+    if "split_index" not in node:
+        return 0.0, 0.0
+    children = [node["left_child"], node["right_child"]]
+    counts = [child.get("internal_count", child.get("leaf_count")) for child in children]
+    below = [_lightgbm_tree_work(child) for child in children]
+    return (node["internal_count"] + below[0][0] + below[1][0],
+            min(counts) + below[0][1] + below[1][1])
+
+
+def tree_work(model):
+    """``(rows split, rows of the smaller children)``, mean per tree, of a
+    fitted model of ours or LightGBM's (see ``--tree-work``)."""
+    if hasattr(model, "booster_"):
+        per_tree = [_lightgbm_tree_work(tree["tree_structure"])
+                    for tree in model.booster_.dump_model()["tree_info"]]
+    else:
+        per_tree = [_our_tree_work(tree) for tree in model._booster.trees]
+    return np.mean(per_tree, axis=0)
+
+
+def print_tree_work(fits):
+    """One fit of each variant (``categorical_fits``) and its trees' work."""
+    work = {}
+    for name, by_threads in fits.items():
+        work[name] = tree_work(by_threads[PARAMS["threads"]]())
+        print(f"    {name}: rows split {work[name][0]:,.0f}, rows of the smaller children "
+              f"{work[name][1]:,.0f} per tree", flush=True)
+    for lib in ("ours", "LightGBM"):
+        if f"{lib} categorical" in work and f"{lib} ordinal" in work:
+            ratio = work[f"{lib} categorical"] / work[f"{lib} ordinal"]
+            print(f"    {lib} categorical / ordinal: rows split {ratio[0]:.2f}x, rows of the "
+                  f"smaller children {ratio[1]:.2f}x", flush=True)
+
+
 def bench_categorical_size(n_queries, repeats, n_trees, objectives, n_categorical, n_categories,
-                           variants=CATEGORICAL_VARIANTS):
+                           variants=CATEGORICAL_VARIANTS, with_tree_work=False):
     """Fastest fit of each variant on data with categorical columns.
 
     Returns
@@ -472,6 +517,8 @@ def bench_categorical_size(n_queries, repeats, n_trees, objectives, n_categorica
         row.update({name: best[name, PARAMS["threads"]] for name in variants})
         print(f"  {obj}: " + ", ".join(f"{name} {row[name]:.2f} s" for name in variants),
               flush=True)
+        if with_tree_work:
+            print_tree_work(runtimes)
         rows.append(row)
     return rows
 
@@ -550,6 +597,9 @@ def main():
                         help="categorical columns among the 136 with --categorical")
     parser.add_argument("--n-categories", type=int, default=500,
                         help="categories per categorical column with --categorical")
+    parser.add_argument("--tree-work", action="store_true",
+                        help="with --categorical: one more fit of each variant, and the rows its "
+                        "trees split and built histograms from")
     args = parser.parse_args()
     if args.objectives is None:
         args.objectives = list(SMALL_OBJECTIVES if args.small is not None else OBJECTIVES)
@@ -569,7 +619,9 @@ def main():
         X_big, y_big, qid_big = make_ranking(n_queries=200, random_state=1)
         make_ours(obj, 5).fit(X_big, y_big, qid=qid_big)  # the parallel kernels
         if args.categorical:
-            X_cat, y_cat, qid_cat = make_ranking(n_queries=200, n_categorical=2, random_state=1)
+            # With the timed columns' categories: wide columns have kernels of their own.
+            X_cat, y_cat, qid_cat = make_ranking(n_queries=200, n_categorical=2,
+                                                 n_categories=args.n_categories, random_state=1)
             make_ours(obj, 5, categorical_features=[134, 135]).fit(X_cat, y_cat, qid=qid_cat)
 
     if args.small is not None:
@@ -586,6 +638,7 @@ def main():
             rows += bench_categorical_size(
                 n, args.repeats if n < 20000 else min(args.repeats, 2), args.trees,
                 args.objectives, args.n_categorical, args.n_categories,
+                with_tree_work=args.tree_work,
             )
         print_categorical(rows)
         return
