@@ -87,9 +87,11 @@ LOOP_MIN_PARALLEL_BINS = 1_000
 
 # Columns of the float node table.
 SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
+N_FLOAT_COLUMNS = 6
 # Columns of the integer node table.
 (COUNT, DEPTH, LEFT, RIGHT, START, STOP, SLOT, CANDIDATE, FEATURE, BIN, MISSING_LEFT,
  COUNT_LEFT, CATEGORICAL) = range(13)
+N_INT_COLUMNS = 13
 # Indices of the phase clock.
 HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
 # Indices of the counts of parallel kernel runs: the histograms and scans of
@@ -125,8 +127,8 @@ class LoopState:
     phase times, its runs of parallel kernels)."""
 
     def __init__(self, max_nodes, n_slots):
-        self.floats = np.empty((max_nodes, 6))
-        self.ints = np.empty((max_nodes, 13), dtype=np.int64)
+        self.floats = np.empty((max_nodes, N_FLOAT_COLUMNS))
+        self.ints = np.empty((max_nodes, N_INT_COLUMNS), dtype=np.int64)
         self.bits = np.empty((max_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
         self.free_slots = np.empty(n_slots, dtype=np.int64)
         self.phase_ticks = np.zeros(3, dtype=np.int64)

@@ -45,7 +45,7 @@ from numba import njit
 
 from . import compiled_grower, compiled_symmetric
 from .categorical import CATEGORY_L2
-from .common import NODE_DTYPE
+from .common import BITSET_DTYPE, BITSET_WORDS
 from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import COUNT, allocate_histograms
 from .loop_tree import threshold_table, tree_of_tables
@@ -244,7 +244,6 @@ class TreeGrower:
         self.rows = rows
         self.n_bins_non_missing = n_bins_non_missing
         self.missing_values_bin_idx = int(missing_values_bin_idx)
-        self.bin_thresholds = bin_thresholds
         self.max_leaf_nodes = max_leaf_nodes
         self.max_depth = max_depth
         self.min_samples_leaf = int(min_samples_leaf)
@@ -275,13 +274,13 @@ class TreeGrower:
                 self._levels = compiled_symmetric.LevelBuffers(n_hist)
         elif compiled and max_leaf_nodes is not None:
             self._loop = compiled_grower.LoopState(2 * max_leaf_nodes - 1, max_leaf_nodes)
+        self._thresholds = threshold_table(bin_thresholds, n_features)
         if self._loop is not None:
             self._loop_settings = compiled_grower.GrowSettings(
                 -1 if max_leaf_nodes is None else max_leaf_nodes,
                 -1 if max_depth is None else max_depth, self.min_samples_leaf,
                 self.min_hessian_to_split, self.l2_regularization, self.min_gain_to_split,
                 self.shrinkage, grow_policy == "depthwise")
-            self._thresholds = threshold_table(bin_thresholds, n_features)
 
     def _set_constraints(self, monotonic_cst, interaction_cst, n_features):
         self.monotonic_cst = None
@@ -557,84 +556,54 @@ class TreeGrower:
                          leaf_starts=leaf_starts, leaf_stops=leaf_stops,
                          leaf_values=leaf_values, leaf_nodes=leaf_nodes)
 
-    def _leaf_values(self, sum_g, den):
-        """Leaf values from sums of gradients and ``sum_h + l2``, shrunk."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(den > 0, -sum_g / den * self.shrinkage, 0.0)
-
     def _finalize(self, nodes):
-        """Turn the list of node dicts into the flat NODE_DTYPE array."""
-        leaves = [nd for nd in nodes if nd["left"] < 0]
+        """The :class:`GrownTree` of the Python loop's node dicts (list
+        index = node id), made as the compiled loops' trees are: the dicts
+        written into the loops' node tables, then
+        :func:`~.loop_tree.tree_of_tables`. With monotonic constraints the
+        leaves take their bounded values (see :mod:`.constraints`) instead."""
+        g = compiled_grower
+        n_nodes = len(nodes)
+        ints = np.zeros((n_nodes, g.N_INT_COLUMNS), dtype=np.int64)
+        floats = np.zeros((n_nodes, g.N_FLOAT_COLUMNS))
+        bits = np.zeros((n_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
+        # A column at a time, each from one list: NumPy then converts the
+        # values in one call rather than one call a node and field.
+        for column, key in ((g.COUNT, "count"), (g.DEPTH, "depth"), (g.LEFT, "left"),
+                            (g.RIGHT, "right")):
+            ints[:, column] = [nd[key] for nd in nodes]
+        floats[:, g.SUM_G] = [nd["sum_g"] for nd in nodes]
+        floats[:, g.SUM_H] = [nd["sum_h"] for nd in nodes]
+        floats[:, g.L2] = [nd["l2"] for nd in nodes]
         splits = [nd for nd in nodes if nd["left"] >= 0]
+        if splits:
+            split_ids = [nd["id"] for nd in splits]
+            gains, features, bins, missing_left = zip(*(nd["split"][:4] for nd in splits))
+            floats[split_ids, g.GAIN] = gains
+            ints[split_ids, g.FEATURE] = features
+            ints[split_ids, g.BIN] = bins
+            ints[split_ids, g.MISSING_LEFT] = missing_left
+            for nd in splits:
+                categories = nd["split"][7]
+                if categories is not None:
+                    ints[nd["id"], g.CATEGORICAL] = 1
+                    bits[nd["id"]] = categories
+        out, leaf_nodes, leaf_values, _, _ = tree_of_tables(
+            ints, floats, bits, n_nodes, self.shrinkage, *self._thresholds)
         if self.monotonic_cst is not None:
             # Clipped to the bounds, then shrunk: the bounds are in the unit
             # of the Newton steps, as the mid-points.
-            leaf_values = np.array([nd["value"] for nd in leaves], dtype=np.float64)
+            leaf_values = np.array([nodes[k]["value"] for k in leaf_nodes.tolist()],
+                                   dtype=np.float64)
             leaf_values *= self.shrinkage
-        else:
-            leaf_values = self._leaf_values(
-                np.array([nd["sum_g"] for nd in leaves], dtype=np.float64),
-                np.array([nd["sum_h"] + nd["l2"] for nd in leaves], dtype=np.float64))
-        return self._assemble(
-            count=[nd["count"] for nd in nodes], depth=[nd["depth"] for nd in nodes],
-            left=[nd["left"] for nd in nodes], right=[nd["right"] for nd in nodes],
-            leaf_ids=[nd["id"] for nd in leaves], leaf_values=leaf_values,
-            split_ids=[nd["id"] for nd in splits],
-            features=np.array([nd["split"][1] for nd in splits], dtype=np.int64),
-            bin_thresholds=np.array([nd["split"][2] for nd in splits], dtype=np.int64),
-            missing_left=[nd["split"][3] for nd in splits],
-            gains=[nd["split"][0] for nd in splits],
-            categories={nd["id"]: nd["split"][7] for nd in splits
-                        if nd["split"][7] is not None})
-
-    def _assemble(self, count, depth, left, right, leaf_ids, leaf_values, split_ids, features,
-                  bin_thresholds, missing_left, gains, categories):
-        """The :class:`GrownTree` of nodes given column by column: every
-        node's ``count``, ``depth``, ``left`` and ``right`` (-1 at leaves);
-        the leaves' ids and values; the splits' ids, features, bin
-        thresholds, missing directions and gains; and the left categories
-        of the categorical splits, by node id."""
-        n_nodes = len(count)
-        out = np.zeros(n_nodes, dtype=NODE_DTYPE)
-        # Filled a column at a time: setting a structured array's fields
-        # one node at a time took a third of a millisecond a tree.
-        is_leaf = np.asarray(left) < 0
-        out["count"] = count
-        out["depth"] = depth
-        out["num_threshold"] = np.nan
-        out["is_leaf"] = is_leaf
-        out["feature_idx"][is_leaf] = -1
-        out["left"][is_leaf] = -1
-        out["right"][is_leaf] = -1
-        out["value"][leaf_ids] = leaf_values
-        if len(split_ids):
-            out["gain"][split_ids] = gains
-            out["feature_idx"][split_ids] = features
-            out["bin_threshold"][split_ids] = bin_thresholds
-            out["missing_go_to_left"][split_ids] = missing_left
-            out["left"][split_ids] = np.asarray(left)[split_ids]
-            out["right"][split_ids] = np.asarray(right)[split_ids]
-            num_thresholds = np.full(len(split_ids), np.nan)
-            for k, (node_id, feature, bin_threshold) in enumerate(
-                    zip(np.asarray(split_ids).tolist(), features.tolist(),
-                        bin_thresholds.tolist())):
-                node_categories = categories.get(node_id)
-                if node_categories is not None:
-                    out["is_categorical"][node_id] = 1
-                    out["left_categories"][node_id] = node_categories
-                elif self.bin_thresholds is not None:
-                    thresholds = self.bin_thresholds[feature]
-                    # The last value bin as threshold means "all values left".
-                    num_thresholds[k] = (thresholds[bin_threshold]
-                                         if bin_threshold < len(thresholds) else np.inf)
-            out["num_threshold"][split_ids] = num_thresholds
+            out["value"][leaf_nodes] = leaf_values
         partitioned_indices, leaf_starts, leaf_stops = self.rows.leaf_assignment(
-            np.asarray(leaf_ids).tolist())
+            leaf_nodes.tolist())
         return GrownTree(
             nodes=out,
             partitioned_indices=partitioned_indices,
             leaf_starts=leaf_starts,
             leaf_stops=leaf_stops,
             leaf_values=leaf_values,
-            leaf_nodes=np.asarray(leaf_ids, dtype=np.int32),
+            leaf_nodes=leaf_nodes,
         )

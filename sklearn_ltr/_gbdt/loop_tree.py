@@ -1,4 +1,4 @@
-"""The tree a compiled loop grew, made from its node tables in one call.
+"""A grown tree made from node tables in one call.
 
 The compiled loops (:mod:`.compiled_grower`, :mod:`.compiled_symmetric`)
 leave a tree as rows of two node tables, one of integers and one of floats
@@ -7,9 +7,9 @@ categorical splits. :func:`tree_of_tables` turns them into the flat
 ``NODE_DTYPE`` tree and its leaves. Made with NumPy, column by column, the
 Python around each compiled tree took 256 us (LightGBM's example; 180 us on
 MQ2008), a tenth of a 500-tree fit of that data; with this call, 114 us
-(82 us). It fills every field as :meth:`~.grower.TreeGrower._assemble` does
-from the Python loop's nodes, with the same arithmetic, so the trees are
-the same bit for bit.
+(82 us). The Python loop of :class:`~.grower.TreeGrower` writes its nodes
+into the same tables and calls it too (``TreeGrower._finalize``), so there
+is one place where a tree's fields are filled.
 """
 
 import numpy as np
