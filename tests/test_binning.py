@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from sklearn_ltr._gbdt.binning import ZERO_BAND, BinMapper, out_of_the_zero_band
+from sklearn_ltr._gbdt.binning import (
+    ZERO_BAND,
+    BinMapper,
+    categories_by_block,
+    category_codes,
+    out_of_the_zero_band,
+)
 
 
 def _bins_by_searchsorted(X, mapper):
@@ -219,3 +225,28 @@ def test_many_infinite_values_give_finite_increasing_thresholds(layout, tmp_path
     ranker = LambdaMARTRanker(n_estimators=3, random_state=0).fit(X, y, qid=qid)
     ranker.save_model(tmp_path / "model.zip")
     np.testing.assert_array_equal(load_model(tmp_path / "model.zip").predict(X), ranker.predict(X))
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 5])
+def test_one_search_finds_each_value_in_its_block(n_blocks):
+    # The oracle: category_codes against each block alone, as binning did
+    # before the blocks were searched together.
+    rng = np.random.default_rng(n_blocks)
+    categories = rng.choice(np.arange(0.0, 5000.0), size=40 * n_blocks, replace=False)
+    blocks = [np.sort(part) for part in np.array_split(rng.permutation(categories), n_blocks)]
+    values = np.concatenate([rng.choice(categories, 300), [np.nan, -1.0, -0.0, 0.5, 4999.0,
+                                                           6000.0, np.inf, -np.inf]])
+    values = values[rng.permutation(values.size)]
+    block, code = categories_by_block(values, blocks)
+    expected_block = np.full(values.size, -1)
+    expected_code = np.zeros(values.size, dtype=np.int64)
+    for k, categories in enumerate(blocks):
+        codes = category_codes(values, categories)
+        assert not np.any((codes >= 0) & (expected_block >= 0))  # one block at most
+        expected_block[codes >= 0] = k
+        expected_code[codes >= 0] = codes[codes >= 0]
+    np.testing.assert_array_equal(block, expected_block)
+    np.testing.assert_array_equal(code, expected_code)
+    assert (block >= 0).sum() >= 300  # the categories drawn were found
+    block, code = categories_by_block(values, [np.empty(0)])
+    assert np.all(block == -1)

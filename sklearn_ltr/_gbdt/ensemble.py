@@ -34,7 +34,7 @@ import numpy as np
 
 from scipy import sparse
 
-from .binning import category_codes
+from .binning import categories_by_block
 from .common import NODE_DTYPE, X_DTYPE
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 
@@ -238,10 +238,15 @@ class TreeEnsemble:
         if self.feature_columns is not None:
             X = np.asarray(X)[:, self.feature_columns]
         encoded = np.array(X, dtype=X_DTYPE, order="C")
-        for f, categories in enumerate(self.categories):
-            if categories is not None:
-                codes = category_codes(encoded[:, f], categories)
-                encoded[:, f] = np.where(codes < 0, np.nan, codes)
+        columns = self.column_of(np.arange(len(self.categories)))
+        categorical = np.array([c is not None for c in self.categories])
+        for column in np.unique(columns[categorical]).tolist():
+            # The split features of one input column: its blocks if it is wide.
+            features = np.flatnonzero(columns == column)
+            block, code = categories_by_block(encoded[:, features[0]],
+                                              [self.categories[f] for f in features])
+            for k, f in enumerate(features.tolist()):
+                encoded[:, f] = np.where(block == k, code, np.nan)
         return encoded
 
     def predict(self, X, n_trees=None):
