@@ -86,12 +86,12 @@ LOOP_MIN_PARALLEL_CELLS = 2_000
 LOOP_MIN_PARALLEL_BINS = 1_000
 
 # Columns of the float node table.
-SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(6)
 N_FLOAT_COLUMNS = 6
+SUM_G, SUM_H, L2, GAIN, G_LEFT, H_LEFT = range(N_FLOAT_COLUMNS)
 # Columns of the integer node table.
-(COUNT, DEPTH, LEFT, RIGHT, START, STOP, SLOT, CANDIDATE, FEATURE, BIN, MISSING_LEFT,
- COUNT_LEFT, CATEGORICAL) = range(13)
 N_INT_COLUMNS = 13
+(COUNT, DEPTH, LEFT, RIGHT, START, STOP, SLOT, CANDIDATE, FEATURE, BIN, MISSING_LEFT,
+ COUNT_LEFT, CATEGORICAL) = range(N_INT_COLUMNS)
 # Indices of the phase clock.
 HISTOGRAMS, SPLIT_FINDING, PARTITION = range(3)
 # Indices of the counts of parallel kernel runs: the histograms and scans of
