@@ -32,25 +32,63 @@ _SCORE_GAP_EPS = float(np.float32(0.01))
 # most 700 / sigma can use per-document exponentials (see _lambdarank_one_query).
 _MAX_EXP_SPAN = 700.0
 
-# Let LLVM reorder the pair loop's sums so that it vectorises; inf and NaN keep
-# their IEEE meaning (no "nnan"/"ninf"), which the fallback path relies on.
-_FASTMATH = {"reassoc", "nsz", "contract", "arcp"}
+# The sums over a rank's pairs are written out in a fixed order
+# (_sums_over_pairs) rather than left for LLVM to reorder under fastmath: with
+# "reassoc" or "contract" the rounding depends on how LLVM compiles a kernel
+# in context, and a fit whose kernels were compiled in the process could then
+# grow other trees than one that loaded them from numba's cache.
 
 
-@njit(cache=True, fastmath=_FASTMATH, error_model="numpy")
+@njit(cache=True, inline="always")
+def _sums_over_pairs(signed, hess, n):
+    """``sum(signed[:n])``, ``sum(|signed[:n]|)`` and ``sum(hess[:n])``, each
+    added in four interleaved partial sums combined pairwise, then the tail:
+    a fixed order, with twelve independent additions in flight."""
+    l0 = l1 = l2 = l3 = 0.0
+    a0 = a1 = a2 = a3 = 0.0
+    h0 = h1 = h2 = h3 = 0.0
+    n_blocks = n // 4
+    for block in range(n_blocks):
+        k = 4 * block
+        l0 += signed[k]
+        l1 += signed[k + 1]
+        l2 += signed[k + 2]
+        l3 += signed[k + 3]
+        a0 += abs(signed[k])
+        a1 += abs(signed[k + 1])
+        a2 += abs(signed[k + 2])
+        a3 += abs(signed[k + 3])
+        h0 += hess[k]
+        h1 += hess[k + 1]
+        h2 += hess[k + 2]
+        h3 += hess[k + 3]
+    lam_sum = (l0 + l1) + (l2 + l3)
+    abs_sum = (a0 + a1) + (a2 + a3)
+    hess_sum = (h0 + h1) + (h2 + h3)
+    for k in range(4 * n_blocks, n):
+        lam_sum += signed[k]
+        abs_sum += abs(signed[k])
+        hess_sum += hess[k]
+    return lam_sum, abs_sum, hess_sum
+
+
+@njit(cache=True, error_model="numpy")
 def _pairs_of_rank(
     i, s, g, e, e_inv, e_i, e_inv_i, discounts, inverse_max_dcg, sigma,
-    gap_eps, gap_scale, lam, hess,
+    gap_eps, gap_scale, lam, hess, pair_signed, pair_hess,
 ):
     """Add the contributions of the pairs (i, j > i) to ``lam`` and ``hess``.
 
     Arrays are in rank order. ``e[j] * e_inv_i`` must equal
     ``exp(sigma * (s[j] - s[i]))`` and ``e_i * e_inv[j]`` its inverse, which
     turns the per-pair exponential into a product; the loop then has no
-    calls and no branches and LLVM vectorises it. A pair with equal labels
-    has equal gains, hence weight 0, and adds exactly 0. The pair weight is
-    divided by ``gap_eps + gap_scale * gap`` (``1 + 0 * gap`` when not
-    normalising). Returns the sum of the pairs' ``|lambda|``.
+    calls, no branches and no sum across pairs, and LLVM vectorises it. Each
+    pair's lambda and hessian for row ``i`` go to ``pair_signed`` and
+    ``pair_hess`` (scratch of length ``>= n - i - 1``) and are summed after
+    it by :func:`_sums_over_pairs`. A pair with equal labels has equal
+    gains, hence weight 0, and adds exactly 0. The pair weight is divided by
+    ``gap_eps + gap_scale * gap`` (``1 + 0 * gap`` when not normalising).
+    Returns the sum of the pairs' ``|lambda|``.
     """
     n = s.shape[0]
     s_i = s[i]
@@ -65,9 +103,6 @@ def _pairs_of_rank(
     d_ = discounts[i + 1 : n]
     lam_ = lam[i + 1 : n]
     hess_ = hess[i + 1 : n]
-    lam_i = 0.0
-    hess_i = 0.0
-    total = 0.0
     for k in range(n - i - 1):
         dg = g_i - g_[k]
         gap = s_i - s_[k]  # >= 0: ranks are sorted by score
@@ -83,15 +118,15 @@ def _pairs_of_rank(
         pl = sigma * w * r
         # Gradient of the loss: negative for the more relevant document.
         signed = -pl if i_is_high else pl
-        lam_i += signed
         lam_[k] -= signed
         ph = sigma * pl * (1.0 - p)
-        hess_i += ph
         hess_[k] += ph
-        total += pl
-    lam[i] += lam_i
-    hess[i] += hess_i
-    return total
+        pair_signed[k] = signed
+        pair_hess[k] = ph
+    lam_sum, abs_sum, hess_sum = _sums_over_pairs(pair_signed, pair_hess, n - i - 1)
+    lam[i] += lam_sum
+    hess[i] += hess_sum
+    return abs_sum
 
 
 @njit(cache=True)
@@ -209,6 +244,8 @@ def _lambdarank_one_query(
     hess = np.zeros(n)
     e = np.empty(n)
     e_inv = np.empty(n)
+    pair_signed = np.empty(n)
+    pair_hess = np.empty(n)
 
     # LightGBM divides by the score gap only if the scores are not all equal.
     if normalize and s[0] != s[n - 1]:
@@ -240,7 +277,7 @@ def _lambdarank_one_query(
             e_inv_i = 1.0
         total += _pairs_of_rank(
             i, s, g, e, e_inv, e_i, e_inv_i, discounts, inverse_max_dcg,
-            sigma, gap_eps, gap_scale, lam, hess,
+            sigma, gap_eps, gap_scale, lam, hess, pair_signed, pair_hess,
         )
     factor = _query_lambda_factor(2.0 * total) if normalize else 1.0
     for r in range(n):

@@ -17,12 +17,15 @@ from ._base import BaseObjective, _mean_over_active, _query_reduce
 
 _LABEL_DISTRIBUTIONS = ("linear", "exponential")
 
-# Let LLVM reorder the per-query sums so that the loops vectorise (about 15%
-# faster for XE-NDCG); inf and NaN keep their IEEE meaning.
-_FASTMATH = {"reassoc", "nsz", "contract", "arcp"}
+# No kernel here (or anywhere in the package) is compiled with fastmath: with
+# "reassoc" or "contract" the rounding of a sum depends on how LLVM compiles
+# it in context, and an XE-NDCG fit whose kernels were compiled in the
+# process grew other trees than the same fit with them loaded from numba's
+# cache. Without those flags the 15% they gave these kernels is under 1% of
+# a fit.
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+@njit(cache=True, error_model="numpy")
 def _softmax(scores, rho):
     """Write ``softmax(scores)`` into ``rho``.
 
@@ -56,8 +59,7 @@ def _softmax(scores, rho):
             top = i
     for i in range(n):
         rho[i] = np.exp(scores[i] - s_max)
-    # Sum of the exponentials other than the top one (which is exactly 1);
-    # two loops instead of a branch so that both vectorise.
+    # Sum of the exponentials other than the top one (which is exactly 1).
     rest = 0.0
     for i in range(top):
         rest += rho[i]
@@ -70,7 +72,7 @@ def _softmax(scores, rho):
     return s_max + np.log1p(rest), top, rest * inv_total
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+@njit(cache=True, error_model="numpy")
 def _cross_entropy_one_query(scores, target):
     """``-sum(target * log(softmax(scores)))`` for a target summing to 1.
 
@@ -95,7 +97,7 @@ def _cross_entropy_one_query(scores, target):
 _MIN_ONE_MINUS_RHO = 1e-300
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+@njit(cache=True, error_model="numpy")
 def _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc):
     """Add ``n_terms`` Neumann-series corrections of a softmax loss's gradient.
 
@@ -149,7 +151,7 @@ def _add_neumann_terms(rho, top, one_minus_rho_top, n_terms, term, acc):
     rho[top] = rho_top
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+@njit(cache=True, error_model="numpy")
 def _listnet_one_query(
     scores, target, n_terms, weights, has_weights, rho, term, acc, grad_out,
     hess_out,
@@ -192,7 +194,7 @@ def _listnet_one_query(
     _write_softmax_hessian(rho, top, one_minus_rho_top, weights, has_weights, hess_out)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _write_softmax_hessian(rho, top, one_minus_rho_top, weights, has_weights, hess_out):
     """The diagonal hessian ``rho * (1 - rho)`` of a softmax cross entropy
     (ListNet, XE-NDCG), times the sample weights. The top row's uses

@@ -13,7 +13,7 @@ from .._utils.parallel import pick, serial_twin
 from ..metrics._checks import max_exponential_label
 from ._base import BaseObjective, _mean_over_active, _query_reduce
 from .listnet import (
-    _FASTMATH, _add_neumann_terms, _check_hessian_terms,
+    _add_neumann_terms, _check_hessian_terms,
     _cross_entropy_per_query, _softmax, _write_softmax_hessian,
 )
 
@@ -21,7 +21,7 @@ from .listnet import (
 _LOSS_GAMMA = 0.5
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FASTMATH)
+@njit(cache=True, error_model="numpy")
 def _xendcg_one_query(
     scores, gains, gamma, n_terms, weights, has_weights, rho, term, acc,
     grad_out, hess_out,
