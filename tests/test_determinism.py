@@ -18,10 +18,14 @@ from _threads import (assert_fit_ran_in_parallel, assert_ran_in_parallel, needs_
                       parallel_kernels_only)
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
+from threadpoolctl import threadpool_limits
 
 from conftest import RANKERS, fit_labels
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker
+from sklearn_ltr._objectives import OBJECTIVES
+from sklearn_ltr._rankers.calibrated import fit_platt
 from sklearn_ltr.datasets import make_ranking
+from sklearn_ltr.metrics import ndcg_score
 from sklearn_ltr.persistence import load_model, save_model
 
 SMALL = dict(n_estimators=8, max_leaf_nodes=8, min_samples_leaf=5, random_state=3)
@@ -151,3 +155,59 @@ def test_fresh_model_predicts_from_several_threads_at_once(data):
             results = list(pool.map(lambda _: ranker.predict(X), range(8)))
         for got in results:
             assert_array_equal(got, reference)
+
+
+# --- BLAS threads ---------------------------------------------------------
+# OpenBLAS splits a long dot product between its threads, so np.dot's last
+# bits depend on their number, which joblib lowers in a search's workers.
+
+N_LONG = 50_000  # past OpenBLAS's threshold for splitting a dot product
+
+
+def _under_blas_threads(n_threads, compute):
+    with threadpool_limits(limits=n_threads, user_api="blas"):
+        return compute()
+
+
+@pytest.fixture(scope="module")
+def blas_threads_change_dot():
+    """Skip unless np.dot's bits change with BLAS's thread count here (else
+    the tests below could not fail)."""
+    rng = np.random.default_rng(0)
+    pairs = [(rng.standard_normal(N_LONG), rng.standard_normal(N_LONG)) for _ in range(5)]
+    one = _under_blas_threads(1, lambda: [np.dot(a, b) for a, b in pairs])
+    two = _under_blas_threads(2, lambda: [np.dot(a, b) for a, b in pairs])
+    if one == two:
+        pytest.skip("np.dot gives the same bits on 1 and 2 BLAS threads here")
+
+
+def _long_weighted_data():
+    rng = np.random.default_rng(1)
+    scores = rng.standard_normal(N_LONG)
+    labels = (rng.random(N_LONG) < 1.0 / (1.0 + np.exp(-scores))).astype(np.float64)
+    weights = rng.uniform(0.5, 2.0, N_LONG)
+    return scores, labels, weights
+
+
+def test_platt_scaling_does_not_depend_on_blas_threads(blas_threads_change_dot):
+    scores, labels, weights = _long_weighted_data()
+    fit = lambda: fit_platt(scores, labels, weights)  # noqa: E731
+    assert _under_blas_threads(1, fit) == _under_blas_threads(2, fit)
+
+
+def test_weighted_metric_means_do_not_depend_on_blas_threads(blas_threads_change_dot):
+    scores, labels, weights = _long_weighted_data()
+    qid = np.repeat(np.arange(N_LONG // 2), 2)  # 25,000 queries of 2 documents
+    query_weights = np.repeat(weights[::2], 2)
+    score = lambda: ndcg_score(labels, scores, qid=qid, sample_weight=query_weights)  # noqa: E731
+    assert _under_blas_threads(1, score) == _under_blas_threads(2, score)
+
+
+def test_objective_losses_do_not_depend_on_blas_threads(blas_threads_change_dot):
+    scores, labels, weights = _long_weighted_data()
+    offsets = np.arange(0, N_LONG + 1, 2)
+    row_weights = np.repeat(weights[::2], 2)
+    for name in ("lambdarank", "xendcg", "listnet", "yetirank"):
+        objective = OBJECTIVES[name](labels, offsets, row_weights)
+        loss = lambda: objective.loss(scores)  # noqa: E731
+        assert _under_blas_threads(1, loss) == _under_blas_threads(2, loss), name

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._gbdt.common import G_H_DTYPE, Y_DTYPE
 from .._gbdt.objective import Objective
+from .._utils.sums import fixed_order_dot
 
 
 @runtime_checkable
@@ -340,4 +341,4 @@ def _mean_over_active(per_query, active, query_weights):
     total = weights.sum()
     if total == 0.0:
         return 0.0
-    return float(np.dot(weights, per_query[mask]) / total)
+    return fixed_order_dot(weights, per_query[mask]) / float(total)

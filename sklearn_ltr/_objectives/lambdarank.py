@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
 from .._utils.sorting import argsort_descending
+from .._utils.sums import fixed_order_dot
 from ..metrics._checks import check_label_gain, label_gains, max_exponential_label
 from ._base import (
     BaseObjective,
@@ -552,4 +553,4 @@ class LambdaRankObjective(BaseObjective):
         total = self.query_weights.sum()
         if total == 0.0:
             return 0.0
-        return float(1.0 - np.dot(self.query_weights, ndcg) / total)
+        return 1.0 - fixed_order_dot(self.query_weights, ndcg) / float(total)

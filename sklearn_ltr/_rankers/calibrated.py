@@ -26,6 +26,7 @@ from .._utils.queries import (
     resolve_qid,
     split_queries,
 )
+from .._utils.sums import fixed_order_dot
 from .base import BaseGBRanker
 from .docs import _ranker_doc
 from .registry import register_model_class
@@ -51,7 +52,7 @@ def _sigmoid(z):
 def _platt_loss(a, b, s, y, w):
     z = a * s + b
     # softplus(z) - y z, the logistic loss, without overflow.
-    return float(np.dot(w, np.logaddexp(0.0, z) - y * z))
+    return fixed_order_dot(w, np.logaddexp(0.0, z) - y * z)
 
 
 def fit_platt(scores, y, sample_weight=None):
@@ -78,15 +79,16 @@ def fit_platt(scores, y, sample_weight=None):
     y = np.asarray(y, dtype=np.float64)
     w = np.ones_like(s) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     # Start at the best constant so the first steps are small.
-    mean = min(max(np.dot(w, y) / max(w.sum(), 1e-300), 1e-6), 1 - 1e-6)
+    mean = min(max(fixed_order_dot(w, y) / max(w.sum(), 1e-300), 1e-6), 1 - 1e-6)
     a, b = 0.0, float(np.log(mean / (1 - mean)))
     loss = _platt_loss(a, b, s, y, w)
     for _ in range(_PLATT_MAX_ITER):
         p = _sigmoid(a * s + b)
         r = w * (p - y)
-        g = np.array([np.dot(r, s), r.sum()])
+        g = np.array([fixed_order_dot(r, s), r.sum()])
         v = w * p * (1 - p)
-        H = np.array([[np.dot(v, s * s), np.dot(v, s)], [np.dot(v, s), v.sum()]])
+        vs = fixed_order_dot(v, s)
+        H = np.array([[fixed_order_dot(v, s * s), vs], [vs, v.sum()]])
         H += 1e-12 * max(np.trace(H), 1e-300) * np.eye(2)  # keep H invertible
         step = np.linalg.solve(H, g)
         t = 1.0

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .._utils.queries import check_qid, group_queries, warn_one_query
+from .._utils.sums import fixed_order_dot
 
 
 def check_column(y, name):
@@ -271,7 +272,7 @@ def weighted_mean(values, weights, metric):
             f"{metric}: sample_weight is zero on every scored query, so the weighted "
             "mean is undefined."
         )
-    return float(np.dot(w, values[kept]) / total)
+    return fixed_order_dot(w, values[kept]) / float(total)
 
 
 
