@@ -2,13 +2,14 @@
 
 import math
 
+import numba
 import numpy as np
 import pytest
 from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels_only
 from scipy.special import expit
 
 from sklearn_ltr._objectives import OBJECTIVES, BaseObjective, LambdaRankObjective
-from sklearn_ltr._objectives.lambdarank import _sort_ranks
+from sklearn_ltr._objectives.lambdarank import _sort_ranks, lambdarank_scratch
 from sklearn_ltr._utils.threads import numba_threads
 
 
@@ -367,3 +368,19 @@ def test_invalid_buffers():
         obj.gradient_hessian(np.zeros(2), np.zeros(2), good)
     with pytest.raises(ValueError, match="raw_scores must be a float64"):
         obj.gradient_hessian(np.zeros(3), good, good.copy())
+
+
+@needs_two_threads
+def test_work_space_too_small_for_the_threads_is_made_again():
+    # As in an objective pickled by a process that may start fewer threads:
+    # the kernel indexes the work space by thread id, so it must be remade.
+    y, s, offsets, w = _random_data(seed=23, n_queries=300, max_size=60)
+    expected = _compute(y, s, offsets, w)
+    obj = LambdaRankObjective(y, offsets, w)
+    obj._scratch = lambdarank_scratch(offsets)[:1]
+    with numba_threads(2), parallel_kernels_only() as picked:
+        got = _compute(y, s, offsets, obj=obj)
+    assert_ran_in_parallel(picked, "_lambdarank_gradient_hessian")
+    assert obj._scratch.shape[0] == numba.config.NUMBA_NUM_THREADS >= 2
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])

@@ -515,7 +515,7 @@ class LambdaRankMultiObjective(LambdaRankObjective):
         lambdarank_kernel(n)(
             raw_scores, self.gains, self.offsets, self.inverse_max_dcg,
             self.discounts, np.empty(0), False, self.sigma, self.truncation_level,
-            self.normalize_lambdas, self._rank_order, grad, hess,
+            self.normalize_lambdas, self._rank_order, grad, hess, self._work_space(),
         )
         w = self.secondary_weight
         if w > 0:
