@@ -32,7 +32,7 @@ import numba
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from .._utils.parallel import pick, serial_twin
+from .._utils.parallel import per_thread_scratch, pick, serial_twin
 from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, BITSET_WORDS, bitset_below, in_bitset
 from .constraints import _scan_feature_bounded
@@ -289,17 +289,12 @@ def split_scratch(n_features, n_bins, is_categorical=None):
     thread id, each node's best feature, so the scan allocates nothing, and
     the order the parallel scan takes the features in (:func:`scan_order`,
     for numba's current number of threads)."""
-    # numba's thread id reads state that its threading layer sets up when it
-    # starts; a scan that runs before any parallel region in the process
-    # (the serial twin, a small fit) would read it uninitialised and crash.
-    # Asking for the number of threads starts the layer.
-    n_threads = numba.get_num_threads()
     if is_categorical is None:
         is_categorical = np.zeros(n_features, dtype=np.uint8)
     return (np.empty((2, n_features, 6)),
-            np.empty((numba.config.NUMBA_NUM_THREADS, 4, n_bins)),
+            per_thread_scratch((4, n_bins)),
             np.empty(2, dtype=np.int64),
-            scan_order(is_categorical, n_threads))
+            scan_order(is_categorical, numba.get_num_threads()))
 
 
 def scan_order(is_categorical, n_threads):

@@ -5,11 +5,11 @@ The lambdas follow LightGBM's ``LambdarankNDCG`` objective
 :class:`LambdaRankObjective` for the few deliberate differences.
 """
 
-import numpy as np
 import numba
+import numpy as np
 from numba import get_thread_id, njit, prange
 
-from .._utils.parallel import pick, serial_twin
+from .._utils.parallel import per_thread_scratch, pick, serial_twin
 from .._utils.sorting import argsort_descending
 from .._utils.sums import fixed_order_dot
 from ..metrics._checks import check_label_gain, label_gains, max_exponential_label
@@ -363,11 +363,7 @@ def lambdarank_scratch(offsets):
     may start (``NUMBA_NUM_THREADS``), indexed by thread id. Allocating
     each query's eight arrays afresh took 3 to 4% of the kernel's time
     (MQ2008, one thread: 0.97 against 0.94 ms a call)."""
-    # Asking for the number of threads starts numba's threading layer, whose
-    # thread ids a serial kernel would otherwise read uninitialised.
-    numba.get_num_threads()
-    longest = int(np.max(np.diff(offsets), initial=0))
-    return np.empty((numba.config.NUMBA_NUM_THREADS, N_WORK_ROWS, longest))
+    return per_thread_scratch((N_WORK_ROWS, int(np.max(np.diff(offsets), initial=0))))
 
 
 def lambdarank_kernel(n_rows):

@@ -20,6 +20,7 @@ import contextlib
 import types
 
 import numba
+import numpy as np
 from numba import njit
 
 # Set by parallel_kernels_only(); read by pick().
@@ -62,6 +63,21 @@ def serial_twin(parallel_kernel):
     options["parallel"] = False
     # Every kernel of the package is cached on disk; the twin too.
     return njit(cache=True, **options)(twin)
+
+
+def per_thread_scratch(shape, dtype=np.float64):
+    """An uninitialised array of ``shape`` for every thread numba may start
+    (``NUMBA_NUM_THREADS``): ``(NUMBA_NUM_THREADS, *shape)``, which a kernel
+    indexes by ``numba.get_thread_id()``, so that its threads share no work
+    space and the results do not depend on which thread ran what.
+
+    numba's thread id reads state that its threading layer sets up when it
+    starts; a kernel that runs before any parallel region in the process (a
+    serial twin, a small fit) would read it uninitialised and crash. Asking
+    for the number of threads, done here, starts the layer.
+    """
+    numba.get_num_threads()
+    return np.empty((numba.config.NUMBA_NUM_THREADS, *shape), dtype=dtype)
 
 
 def pick(parallel_kernel, serial_kernel, work, min_parallel_work):
