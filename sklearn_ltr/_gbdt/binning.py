@@ -451,6 +451,17 @@ def categories_by_block(values, blocks):
     return block, code
 
 
+def write_block_codes(values, blocks, out, features, absent):
+    """Write each raw value's bin in every block of its column:
+    ``out[:, features[k]]`` gets the value's code among ``blocks[k]``'s
+    categories (see :func:`categories_by_block`), and ``absent`` where the
+    value is not one of them. ``values`` is read before ``out`` is written,
+    so it may be a column of ``out``."""
+    block, code = categories_by_block(values, blocks)
+    for k, f in enumerate(features.tolist()):
+        out[:, f] = np.where(block == k, code, absent)
+
+
 class BinMapper:
     """Map raw feature values to integer bins.
 
@@ -753,8 +764,7 @@ class BinMapper:
         categorical_columns = np.unique(self.feature_columns_[self.is_categorical_])
         for column in categorical_columns.tolist():
             features = np.flatnonzero(self.feature_columns_ == column)
-            block, code = categories_by_block(
-                _column(X, column)[row_order], [self.bin_thresholds_[f] for f in features])
-            for k, f in enumerate(features.tolist()):
-                out[:, f] = np.where(block == k, code, missing_bin)
+            write_block_codes(_column(X, column)[row_order],
+                              [self.bin_thresholds_[f] for f in features], out, features,
+                              missing_bin)
         return out

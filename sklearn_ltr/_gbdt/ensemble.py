@@ -34,7 +34,7 @@ import numpy as np
 
 from scipy import sparse
 
-from .binning import categories_by_block
+from .binning import write_block_codes
 from .common import NODE_DTYPE, X_DTYPE
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 
@@ -243,10 +243,8 @@ class TreeEnsemble:
         for column in np.unique(columns[categorical]).tolist():
             # The split features of one input column: its blocks if it is wide.
             features = np.flatnonzero(columns == column)
-            block, code = categories_by_block(encoded[:, features[0]],
-                                              [self.categories[f] for f in features])
-            for k, f in enumerate(features.tolist()):
-                encoded[:, f] = np.where(block == k, code, np.nan)
+            write_block_codes(encoded[:, features[0]], [self.categories[f] for f in features],
+                              encoded, features, np.nan)
         return encoded
 
     def predict(self, X, n_trees=None):
