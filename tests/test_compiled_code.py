@@ -15,29 +15,17 @@ import sys
 import textwrap
 
 import pytest
+from _package_modules import package_modules
 from numba.core.registry import CPUDispatcher
-
-import sklearn_ltr
-
-PACKAGE_DIR = os.path.dirname(sklearn_ltr.__file__)
-
-
-def _module_names():
-    for directory, _, files in os.walk(PACKAGE_DIR):
-        for name in sorted(files):
-            if name.endswith(".py") and name != "__main__.py":
-                parts = os.path.relpath(os.path.join(directory, name[:-3]),
-                                        os.path.dirname(PACKAGE_DIR)).split(os.sep)
-                if parts[-1] == "__init__":
-                    parts = parts[:-1]
-                yield ".".join(parts)
 
 
 def _kernels():
     """{qualified name: dispatcher} of every numba kernel of the package whose
     module imports here (optional extras may be missing)."""
     found = {}
-    for module_name in _module_names():
+    for module_name in sorted(package_modules()):
+        if module_name.endswith(".__main__"):  # importing it runs the command line
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError:

@@ -4,13 +4,9 @@ persistence, export, inspection, dask -> command line), imports inside
 functions included, and no module takes part in an import cycle."""
 
 import ast
-import os
 
 import pytest
-
-import sklearn_ltr
-
-PACKAGE_DIR = os.path.dirname(sklearn_ltr.__file__)
+from _package_modules import package_modules
 
 # The layer of each top-level part of the package. A part may import parts of
 # its own layer or of lower ones, never of a higher one.
@@ -23,24 +19,7 @@ LAYERS = {
     "cli": 5, "__main__": 5, "__init__": 6,
 }
 
-
-def _modules():
-    """{dotted module name: (path, is_package)} of every module of the package."""
-    found = {}
-    for directory, _, files in os.walk(PACKAGE_DIR):
-        for name in files:
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(directory, name)
-            parts = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))[:-3].split(os.sep)
-            is_package = parts[-1] == "__init__"
-            if is_package:
-                parts = parts[:-1]
-            found[".".join(parts)] = (path, is_package)
-    return found
-
-
-MODULES = _modules()
+MODULES = package_modules()
 
 
 def _imports(module):
