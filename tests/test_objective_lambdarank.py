@@ -9,7 +9,12 @@ from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels
 from scipy.special import expit
 
 from sklearn_ltr._objectives import OBJECTIVES, BaseObjective, LambdaRankObjective
-from sklearn_ltr._objectives.lambdarank import _sort_ranks, lambdarank_scratch
+from sklearn_ltr._objectives.lambdarank import (
+    _pairs_of_lowest_gain_rank,
+    _pairs_of_rank,
+    _sort_ranks,
+    lambdarank_scratch,
+)
 from sklearn_ltr._utils.threads import numba_threads
 
 
@@ -257,6 +262,44 @@ def test_sort_ranks_is_the_stable_descending_argsort(n):
         expected = np.argsort(-scores, kind="stable")
         np.testing.assert_array_equal(order, expected)
         np.testing.assert_array_equal(sorted_scores, scores[expected])
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("lowest_gain", [0.0, 1.0])
+def test_lowest_gain_ranks_give_the_bits_of_every_pair(normalize, lowest_gain):
+    # A rank with its query's lowest gain computes only its pairs with
+    # higher gains and must leave every float64 sum as the vectorised loop
+    # over all pairs does, to the bit (the float32 gradients would hide a
+    # difference in the last bits).
+    rng = np.random.default_rng(31)
+    n_checked = 0
+    for n in (2, 3, 5, 9, 17, 40, 121):
+        for share_higher in (0.05, 0.3, 0.7):
+            gains = np.where(rng.random(n) < share_higher, rng.choice([1.0, 3.0, 7.0], n), 0.0)
+            gains = gains + lowest_gain
+            scores = np.sort(np.round(rng.normal(scale=3.0, size=n), 1))[::-1].copy()
+            sigma = 1.3
+            x = sigma * (scores - scores[0])
+            e, e_inv = np.exp(x), np.exp(-x)
+            discounts = 1.0 / np.log2(2.0 + np.arange(n))
+            gap_eps, gap_scale = (0.01, 1.0) if normalize else (1.0, 0.0)
+            lowest = gains.min()
+            higher = np.flatnonzero(gains > lowest)
+            for i in np.flatnonzero(gains[:-1] == lowest):
+                lam = rng.normal(size=n)
+                hess = rng.random(n)
+                lam_all, hess_all = lam.copy(), hess.copy()
+                abs_all = _pairs_of_rank(
+                    i, scores, gains, e, e_inv, e[i], e_inv[i], discounts, 0.2, sigma,
+                    gap_eps, gap_scale, lam_all, hess_all, np.empty(n), np.empty(n))
+                abs_few = _pairs_of_lowest_gain_rank(
+                    i, scores, gains, e, e_inv[i], discounts, 0.2, sigma, gap_eps, gap_scale,
+                    higher[higher > i], lam, hess)
+                assert np.float64(abs_few).view(np.int64) == np.float64(abs_all).view(np.int64)
+                np.testing.assert_array_equal(lam.view(np.int64), lam_all.view(np.int64))
+                np.testing.assert_array_equal(hess.view(np.int64), hess_all.view(np.int64))
+                n_checked += np.count_nonzero(higher > i) >= 8
+    assert n_checked > 20  # ranks with several pairs in each partial sum
 
 
 def test_widely_spread_scores():
