@@ -39,8 +39,9 @@ _MAX_EXP_SPAN = 700.0
 # below it have a higher gain; otherwise the vectorised _pairs_of_rank,
 # which computes every pair, is faster. Either gives the same bits. (One
 # thread, MQ2008, 81% of rows at label 0: the kernel took 0.49 ms a call
-# against 0.67 with every pair computed; 2, 3 and 4 here were within the
-# noise, and on make_ranking data, half at label 0, unchanged at 8.3 ms.)
+# against 0.67 with every pair computed, and make_ranking data, half at
+# label 0, the same 8.3 ms; 3 was within the noise of 4, 2 made
+# make_ranking data about 4% slower and 8 made MQ2008 about 10% slower.)
 _SPARSE_PAIRS_RATIO = 4
 
 # Rows of a thread's work space (lambdarank_scratch): a query's scores and
