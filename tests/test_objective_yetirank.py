@@ -247,6 +247,49 @@ def test_gradients_match_pairwise_reference(weighted):
         assert abs(grad[offsets[3]:offsets[4]].sum()) < 1e-6
 
 
+def test_pairs_of_equal_labels_left_out_to_the_bit():
+    # The kernel leaves out neighbours of equal labels, which add exact
+    # zeros; its float64 sums (left in the objective's scratch rows) must be
+    # those of adding every neighbouring pair, zeros included, in order.
+    rng = np.random.default_rng(8)
+    sizes = [2, 7, 30, 60, 120]
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    n = offsets[-1]
+    y = np.where(rng.random(n) < 0.25, rng.integers(1, 4, n), 0).astype(float)
+    y[offsets[0]:offsets[1]] = [0.0, 1.0]
+    s = rng.normal(scale=2.0, size=n)
+    obj = YetiRankObjective(y, offsets, permutations=3, decay=0.8)
+    obj.prepare_iteration(np.random.default_rng(9))
+    _compute(obj, s)
+    exp_scores, grad, hess = obj._float_scratch[0], obj._float_scratch[2], obj._float_scratch[3]
+    n_equal = 0
+    for q in range(len(sizes)):
+        lo, hi = offsets[q], offsets[q + 1]
+        expected_g = [0.0] * (hi - lo)
+        expected_h = [0.0] * (hi - lo)
+        for k in range(obj.permutations):
+            order = np.empty(hi - lo, dtype=np.int64)
+            _noisy_order(exp_scores[lo:hi], obj._uniforms[k, lo:hi].copy(),
+                         np.empty(hi - lo, dtype=np.int64), np.empty(hi - lo, dtype=np.int64), order)
+            factor = PAIR_WEIGHT_SCALE
+            for j in range(hi - lo - 1):
+                a, b = order[j], order[j + 1]
+                win, lose = (a, b) if y[lo + a] >= y[lo + b] else (b, a)
+                w = factor * abs(y[lo + a] - y[lo + b])
+                factor *= 0.8
+                n_equal += w == 0.0
+                inverse = 1.0 / (exp_scores[lo + win] + exp_scores[lo + lose])
+                wp = w * (exp_scores[lo + lose] * inverse)
+                expected_g[win] -= wp
+                expected_g[lose] += wp
+                h = wp * (exp_scores[lo + win] * inverse)
+                expected_h[win] += h
+                expected_h[lose] += h
+        np.testing.assert_array_equal(grad[lo:hi].view(np.int64), np.array(expected_g).view(np.int64))
+        np.testing.assert_array_equal(hess[lo:hi].view(np.int64), np.array(expected_h).view(np.int64))
+    assert n_equal > 100
+
+
 def test_draws_are_those_of_the_generator():
     y = np.array([0.0, 1.0, 2.0, 0.0, 1.0])
     obj = YetiRankObjective(y, np.array([0, 5]), permutations=3)

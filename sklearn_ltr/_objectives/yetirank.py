@@ -65,21 +65,30 @@ def _exp_of_shifted_scores(scores, out):
 
 @njit(cache=True)
 def _neighbour_pairs(order, labels, decay, winners, losers, weights):
-    """The ``n - 1`` pairs of neighbours in ``order``: winner (higher label),
-    loser and weight ``PAIR_WEIGHT_SCALE * decay**j * |label gap|`` for the
-    pair at positions ``j, j + 1`` (0 for equal labels)."""
+    """The pairs of neighbours in ``order`` whose labels differ: winner
+    (higher label), loser and weight ``PAIR_WEIGHT_SCALE * decay**j *
+    |label gap|`` for the pair at positions ``j, j + 1``, in order of ``j``,
+    in the first entries of ``winners``, ``losers`` and ``weights``; returns
+    how many. A pair of equal labels has weight 0 and is left out: it would
+    add exact zeros to the gradients, and most neighbours share label 0 in
+    web data (two thirds of them on MQ2008)."""
     factor = PAIR_WEIGHT_SCALE
+    n_pairs = 0
     for j in range(order.shape[0] - 1):
         a = order[j]
         b = order[j + 1]
+        # Written unconditionally and kept by advancing n_pairs: no branch
+        # on labels that differ in no pattern.
         if labels[a] >= labels[b]:
-            winners[j] = a
-            losers[j] = b
+            winners[n_pairs] = a
+            losers[n_pairs] = b
         else:
-            winners[j] = b
-            losers[j] = a
-        weights[j] = factor * abs(labels[a] - labels[b])
+            winners[n_pairs] = b
+            losers[n_pairs] = a
+        weights[n_pairs] = factor * abs(labels[a] - labels[b])
+        n_pairs += labels[a] != labels[b]
         factor *= decay
+    return n_pairs
 
 
 @njit(cache=True, error_model="numpy")
@@ -120,10 +129,8 @@ def _yetirank_one_query(
     hess[:] = 0.0
     for k in range(n_permutations):
         _noisy_order(exp_scores, uniforms[k, first_draw:first_draw + n], keys, spare, order)
-        _neighbour_pairs(order, labels, decay, winners, losers, pair_weights)
-        for j in range(n - 1):
-            # Pairs of equal labels have w = 0 and add zeros: cheaper than a
-            # branch that mispredicts on a random share of the pairs.
+        n_pairs = _neighbour_pairs(order, labels, decay, winners, losers, pair_weights)
+        for j in range(n_pairs):
             w = pair_weights[j]
             win = winners[j]
             lose = losers[j]
@@ -216,8 +223,8 @@ def _pair_weight_matrix(scores, labels, uniforms, decay, out):
     weights = np.empty(n)
     for k in range(uniforms.shape[0]):
         _noisy_order(exp_scores, uniforms[k], keys, spare, order)
-        _neighbour_pairs(order, labels, decay, winners, losers, weights)
-        for j in range(n - 1):
+        n_pairs = _neighbour_pairs(order, labels, decay, winners, losers, weights)
+        for j in range(n_pairs):
             if weights[j] != 0.0:
                 out[winners[j], losers[j]] += weights[j] / uniforms.shape[0]
 
@@ -243,9 +250,9 @@ def _noise_free_pair_loss(raw_scores, labels, offsets, active, decay, out):
         winners = np.empty(n, dtype=np.int64)
         losers = np.empty(n, dtype=np.int64)
         weights = np.empty(n)
-        _neighbour_pairs(order, labels[start:end], decay, winners, losers, weights)
+        n_pairs = _neighbour_pairs(order, labels[start:end], decay, winners, losers, weights)
         total = 0.0
-        for j in range(n - 1):
+        for j in range(n_pairs):
             if weights[j] != 0.0:
                 total += weights[j] * np.logaddexp(0.0, s[losers[j]] - s[winners[j]])
         out[q] = total
