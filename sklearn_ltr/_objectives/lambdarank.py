@@ -185,7 +185,10 @@ def _pairs_of_lowest_gain_rank(
     there (``k % 4``, or the tail after the four are combined), and the
     other partial sums get ``+0.0``. Adding a zero leaves a sum as it is
     (none of these sums is ever -0.0: starting from +0.0, a sum is -0.0 only
-    if both terms are), so the bits are those of :func:`_pairs_of_rank`.
+    if both terms are), so the bits are those of :func:`_pairs_of_rank`
+    wherever the query's score gaps are finite. (Where a gap overflows, as
+    between scores of +-1e308, :func:`_pairs_of_rank` gives a skipped
+    pair's hessian ``0 * inf``, NaN; such scores are out of any fit's range.)
     """
     n = s.shape[0]
     s_i = s[i]

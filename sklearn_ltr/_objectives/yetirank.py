@@ -70,8 +70,9 @@ def _neighbour_pairs(order, labels, decay, winners, losers, weights):
     |label gap|`` for the pair at positions ``j, j + 1``, in order of ``j``,
     in the first entries of ``winners``, ``losers`` and ``weights``; returns
     how many. A pair of equal labels has weight 0 and is left out: it would
-    add exact zeros to the gradients, and most neighbours share label 0 in
-    web data (two thirds of them on MQ2008)."""
+    add exact zeros to the gradients (for finite scores), and most
+    neighbours share label 0 in web data (two thirds of them on MQ2008, in
+    a random order)."""
     factor = PAIR_WEIGHT_SCALE
     n_pairs = 0
     for j in range(order.shape[0] - 1):
