@@ -92,6 +92,24 @@ def _sums_over_pairs(signed, hess, n):
     return lam_sum, abs_sum, hess_sum
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_lambda_hessian(dg, gap, d_i, d_j, t, inverse_max_dcg, sigma, gap_eps, gap_scale):
+    """``|lambda|`` and hessian of the pair of ranks ``i < j``, from their
+    gain difference ``dg``, score gap ``gap = s_i - s_j >= 0`` (ranks are
+    sorted by score), discounts and ``t = exp(sigma * (s_high - s_low))``.
+    Both pair loops evaluate a pair by this one function, inlined, so that
+    they give it the same bits."""
+    # |delta NDCG| of swapping ranks i and j; discounts decrease with rank.
+    w = abs(dg) * (d_i - d_j) * inverse_max_dcg
+    # p = 1 / (1 + t); one division serves both p and the normalisation by
+    # the gap.
+    gap_div = gap_eps + gap_scale * gap
+    r = 1.0 / (gap_div * (1.0 + t))
+    p = gap_div * r
+    pl = sigma * w * r
+    return pl, sigma * pl * (1.0 - p)
+
+
 @njit(cache=True, error_model="numpy")
 def _pairs_of_rank(
     i, s, g, e, e_inv, e_i, e_inv_i, discounts, inverse_max_dcg, sigma,
@@ -125,21 +143,13 @@ def _pairs_of_rank(
     hess_ = hess[i + 1 : n]
     for k in range(n - i - 1):
         dg = g_i - g_[k]
-        gap = s_i - s_[k]  # >= 0: ranks are sorted by score
-        # |delta NDCG| of swapping ranks i and j; discounts decrease with rank.
-        w = abs(dg) * (d_i - d_[k]) * inverse_max_dcg
         i_is_high = dg > 0.0
-        # t = exp(sigma * (s_high - s_low)); p = 1 / (1 + t).
         t = e_i * e_inv_[k] if i_is_high else e_[k] * e_inv_i
-        # One division serves both p and the normalisation by the gap.
-        gap_div = gap_eps + gap_scale * gap
-        r = 1.0 / (gap_div * (1.0 + t))
-        p = gap_div * r
-        pl = sigma * w * r
+        pl, ph = _pair_lambda_hessian(dg, s_i - s_[k], d_i, d_[k], t, inverse_max_dcg, sigma,
+                                      gap_eps, gap_scale)
         # Gradient of the loss: negative for the more relevant document.
         signed = -pl if i_is_high else pl
         lam_[k] -= signed
-        ph = sigma * pl * (1.0 - p)
         hess_[k] += ph
         pair_signed[k] = signed
         pair_hess[k] = ph
@@ -147,27 +157,6 @@ def _pairs_of_rank(
     lam[i] += lam_sum
     hess[i] += hess_sum
     return abs_sum
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _lowest_gain_pair(i, j, s_i, g_i, d_i, e_inv_i, s, g, e, discounts, inverse_max_dcg,
-                      sigma, gap_eps, gap_scale, lam, hess):
-    """The pair (i, j) of :func:`_pairs_of_lowest_gain_rank`: its lambda and
-    hessian, added to row ``j``'s and returned, by the expressions
-    :func:`_pairs_of_rank` evaluates for a pair whose less relevant
-    document is ``i``."""
-    dg = g_i - g[j]
-    gap = s_i - s[j]
-    w = abs(dg) * (d_i - discounts[j]) * inverse_max_dcg
-    t = e[j] * e_inv_i
-    gap_div = gap_eps + gap_scale * gap
-    r = 1.0 / (gap_div * (1.0 + t))
-    p = gap_div * r
-    pl = sigma * w * r
-    lam[j] -= pl
-    ph = sigma * pl * (1.0 - p)
-    hess[j] += ph
-    return pl, ph
 
 
 @njit(cache=True, error_model="numpy")
@@ -203,8 +192,10 @@ def _pairs_of_lowest_gain_rank(
     m = 0
     while m < higher.shape[0] and higher[m] - i - 1 < in_lanes:
         j = higher[m]
-        pl, ph = _lowest_gain_pair(i, j, s_i, g_i, d_i, e_inv_i, s, g, e, discounts,
-                                   inverse_max_dcg, sigma, gap_eps, gap_scale, lam, hess)
+        pl, ph = _pair_lambda_hessian(g_i - g[j], s_i - s[j], d_i, discounts[j], e[j] * e_inv_i,
+                                      inverse_max_dcg, sigma, gap_eps, gap_scale)
+        lam[j] -= pl
+        hess[j] += ph
         lane = (j - i - 1) & 3
         l0 += pl if lane == 0 else 0.0
         l1 += pl if lane == 1 else 0.0
@@ -223,8 +214,10 @@ def _pairs_of_lowest_gain_rank(
     abs_sum = (a0 + a1) + (a2 + a3)
     hess_sum = (h0 + h1) + (h2 + h3)
     for j in higher[m:]:
-        pl, ph = _lowest_gain_pair(i, j, s_i, g_i, d_i, e_inv_i, s, g, e, discounts,
-                                   inverse_max_dcg, sigma, gap_eps, gap_scale, lam, hess)
+        pl, ph = _pair_lambda_hessian(g_i - g[j], s_i - s[j], d_i, discounts[j], e[j] * e_inv_i,
+                                      inverse_max_dcg, sigma, gap_eps, gap_scale)
+        lam[j] -= pl
+        hess[j] += ph
         lam_sum += pl
         abs_sum += abs(pl)
         hess_sum += ph
