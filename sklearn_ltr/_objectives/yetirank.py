@@ -78,8 +78,9 @@ def _neighbour_pairs(order, labels, decay, winners, losers, weights):
     for j in range(order.shape[0] - 1):
         a = order[j]
         b = order[j + 1]
-        # Written unconditionally and kept by advancing n_pairs: no branch
-        # on labels that differ in no pattern.
+        # Written unconditionally and kept by advancing n_pairs, rather than
+        # behind a branch on whether the labels differ, which follows no
+        # pattern a predictor could learn.
         if labels[a] >= labels[b]:
             winners[n_pairs] = a
             losers[n_pairs] = b
