@@ -9,12 +9,8 @@ from _threads import assert_ran_in_parallel, needs_two_threads, parallel_kernels
 from scipy.special import expit
 
 from sklearn_ltr._objectives import OBJECTIVES, BaseObjective, LambdaRankObjective
-from sklearn_ltr._objectives.lambdarank import (
-    _pairs_of_lowest_gain_rank,
-    _pairs_of_rank,
-    _sort_ranks,
-    lambdarank_scratch,
-)
+from sklearn_ltr._objectives._lambda_pairs import _pairs_of_lowest_gain_rank, _pairs_of_rank
+from sklearn_ltr._objectives.lambdarank import _sort_ranks, lambdarank_scratch
 from sklearn_ltr._utils.threads import numba_threads
 
 
