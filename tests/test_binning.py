@@ -4,13 +4,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from sklearn_ltr._gbdt.binning import (
-    ZERO_BAND,
-    BinMapper,
-    categories_by_block,
-    category_codes,
-    out_of_the_zero_band,
-)
+from sklearn_ltr._gbdt.binning import ZERO_BAND, BinMapper, out_of_the_zero_band
+from sklearn_ltr._gbdt.category_bins import categories_by_block, category_codes
 
 
 def _bins_by_searchsorted(X, mapper):

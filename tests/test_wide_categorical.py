@@ -11,7 +11,8 @@ import pytest
 
 from conftest import RANKER_IDS, RANKERS, fit_labels
 from sklearn_ltr import LambdaMARTRanker, load_model
-from sklearn_ltr._gbdt.binning import MIN_CATEGORY_ROWS, BinMapper
+from sklearn_ltr._gbdt.binning import BinMapper
+from sklearn_ltr._gbdt.category_bins import MIN_CATEGORY_ROWS
 from sklearn_ltr.exceptions import CategoryPoolingWarning
 from sklearn_ltr.export import to_lightgbm, to_xgboost
 from sklearn_ltr.inspection import feature_contributions

@@ -34,7 +34,7 @@ import numpy as np
 
 from scipy import sparse
 
-from .binning import write_block_codes
+from .category_bins import write_block_codes
 from .common import NODE_DTYPE, X_DTYPE
 from .predictor import _check_ensemble, _predict_leaf_nodes, predict_raw
 

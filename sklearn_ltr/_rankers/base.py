@@ -19,8 +19,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._gbdt.binning import MIN_CATEGORY_ROWS, BinMapper
+from .._gbdt.binning import BinMapper
 from .._gbdt.booster import Booster, TrainingData
+from .._gbdt.category_bins import MIN_CATEGORY_ROWS
 from .._gbdt.grower import GROW_POLICIES
 from .._objectives import OBJECTIVES
 from .._objectives.multi_objective import check_secondary_labels

@@ -10,8 +10,9 @@ import io
 
 import numpy as np
 
-from .._gbdt.binning import BinMapper, _search_tables, first_binned_features
+from .._gbdt.binning import BinMapper, _search_tables
 from .._gbdt.booster import Booster
+from .._gbdt.category_bins import first_binned_features
 from .._gbdt.common import BITSET_WORDS, MAX_BINS, NODE_DTYPE, bitset_below
 from .._gbdt.grower import GROW_POLICIES
 from .._rankers.early_stopping_metric import scoring_metric
