@@ -169,7 +169,25 @@ def test_ranker_score_without_qid_raises_once_fitted_on_queries():
     # Fitted on one query (as scikit-learn's estimator checks do): one query.
     with pytest.warns(SingleQueryWarning, match="fit got no query ids"):
         single = LambdaMARTRanker(n_estimators=5, random_state=0).fit(X, y)
-    assert single.score(X, y) == pytest.approx(single.score(X, y, qid=one_query))
+    with pytest.warns(SingleQueryWarning, match="LambdaMARTRanker.score got no query ids"):
+        scored = single.score(X, y)
+    assert scored == pytest.approx(single.score(X, y, qid=one_query))
+
+
+def test_search_without_qid_anywhere_says_it_scores_one_query():
+    # Routing off and qid passed to neither fit nor score (only to the
+    # splitter): every fold is fitted and scored as one query. The fits
+    # said so; the scoring must say so too, not return a one-list NDCG.
+    from sklearn_ltr import LambdaMARTRanker
+
+    X, y, qid = _interleaved_ranking_data(seed=8)
+    assert not sklearn.get_config()["enable_metadata_routing"]
+    search = GridSearchCV(LambdaMARTRanker(n_estimators=5, random_state=0),
+                          {"max_leaf_nodes": [3, 7]}, cv=GroupKFold(3), error_score="raise")
+    with pytest.warns(SingleQueryWarning) as record:
+        search.fit(X, y, groups=qid)
+    said = [str(w.message) for w in record if issubclass(w.category, SingleQueryWarning)]
+    assert any(m.startswith("LambdaMARTRanker.score got no query ids") for m in said)
 
 
 def test_ranker_score_with_routing_in_grid_search(routing):

@@ -49,8 +49,10 @@ class RankerMixin:
             Graded relevance labels.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row. If None and ``X`` has no ``"qid"`` column,
-            all rows form one query; that is refused for a ranker fitted on
-            several queries, where it is almost always a lost ``qid``.
+            all rows form one query: that is refused for a ranker fitted on
+            several queries, where it is almost always a lost ``qid``, and
+            done with a :class:`~sklearn_ltr.exceptions.SingleQueryWarning`
+            otherwise.
         sample_weight : array-like of shape (n_samples,), default=None
             Per-row weights; a query's weight is the mean of its rows'.
 
@@ -65,6 +67,12 @@ class RankerMixin:
             one query: for instance ``GridSearchCV`` or ``cross_val_score``
             with ``scoring=None`` and metadata routing off, which pass
             ``qid`` to ``fit`` but not to ``score``.
+
+        Warns
+        -----
+        SingleQueryWarning
+            If no query ids are found and the ranker was fitted on one
+            query: the rows are scored as one query.
         """
         X, qid = resolve_qid(X, qid)
         n_training_queries = getattr(self, "_n_training_queries", 1)
@@ -80,6 +88,11 @@ class RankerMixin:
         with numba_threads(getattr(self, "n_jobs", None)):
             y_score = self.predict(X)
             if qid is None:
+                # A ranker fitted without qid (one query) scores as it was
+                # fitted, but says so, as rank() does: a search that routes
+                # qid to neither fit nor score would otherwise rank its folds
+                # by one-list NDCG without a word.
+                warn_one_query(f"{type(self).__name__}.score", len(y_score), X=X)
                 qid = np.zeros(len(y_score), dtype=np.int64)
             return ndcg_score(y, y_score, qid=qid, k=10, sample_weight=sample_weight)
 
