@@ -379,6 +379,29 @@ def test_pandas_category_columns_are_read_by_their_categories():
     np.testing.assert_array_equal(model.predict(new), model.predict(missing))
     with pytest.raises(ValueError, match="category column in fit"):
         model.predict(df.assign(brand=codes))
+
+
+def test_category_columns_of_another_type_than_in_fit_are_refused():
+    # Integer categories in fit, the same numbers as text at predict time
+    # (a CSV round trip): not one value matches, and every row would be
+    # read as missing without a word. The other way round too.
+    X, y, qid = _category_data(n_queries=40)
+    df = pd.DataFrame(X[:, :2], columns=["a", "b"])
+    df["brand"] = pd.Categorical(X[:, 2].astype(int) * 10 + 100)
+    model = LambdaMARTRanker(n_estimators=5, random_state=0, early_stopping=False)
+    model.fit(df, y, qid=qid)
+    as_text = df.assign(brand=df["brand"].astype(int).astype(str).astype("category"))
+    with pytest.raises(ValueError, match=r"'brand' of X has text categories .* were numbers"):
+        model.predict(as_text)
+    back = as_text.assign(brand=as_text["brand"].astype(int).astype("category"))
+    np.testing.assert_array_equal(model.predict(back), model.predict(df))
+    # Float categories of the same numbers are the same categories.
+    as_float = df.assign(brand=df["brand"].astype(float).astype("category"))
+    np.testing.assert_array_equal(model.predict(as_float), model.predict(df))
+    text_model = LambdaMARTRanker(n_estimators=5, random_state=0, early_stopping=False)
+    text_model.fit(as_text, y, qid=qid)
+    with pytest.raises(ValueError, match=r"has number categories .* were text "):
+        text_model.predict(df)
     with pytest.raises(ValueError, match="not a DataFrame"):
         model.predict(df.to_numpy()[:, :2])
 

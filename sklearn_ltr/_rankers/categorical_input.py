@@ -64,12 +64,50 @@ def encode_pandas_categories(X, categories, name="X"):
                 f"category column in fit; convert it with {name}[{X.columns[j]!r}]."
                 "astype('category')."
             )
+        _check_category_kind(column.cat.categories, known, X.columns[j], name)
         # The position of each value among the categories of fit; -1 for
         # NaN and for values that were not categories then.
         codes = pd.Index(known).get_indexer(np.asarray(column, dtype=object)).astype(np.float64)
         codes[codes < 0] = np.nan
         X[X.columns[j]] = codes
     return X
+
+
+_PLURAL = {"text": "text", "number": "numbers"}
+
+
+def _kind_of_categories(values):
+    """``"text"`` if every category is a string, ``"number"`` if every one
+    is a number (not a bool), else None. pandas' type inference reads a
+    numeric dtype without scanning the values."""
+    import pandas as pd
+
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    if kind == "string":
+        return "text"
+    if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
+        return "number"
+    return None
+
+
+def _check_category_kind(categories, known, column, name):
+    """Refuse a pandas category column whose categories are text where
+    they were numbers in ``fit``, or the other way round: not one value
+    would match a category of ``fit``, and every row would be read as
+    missing (a column of integer categories written to CSV and read back
+    as text, for instance). A category column may have new categories;
+    it may not have only categories of another type."""
+    now, then = _kind_of_categories(categories), _kind_of_categories(known)
+    if now is None or then is None or now == then:
+        return
+    fix = ("astype(int).astype('category')" if then == "number"
+           else "astype(str).astype('category')")
+    raise ValueError(
+        f"Column {column!r} of {name} has {now} categories ({categories[:3].tolist()}...), "
+        f"but its categories in fit were {_PLURAL[then]} ({np.asarray(known[:3]).tolist()}...): "
+        f"not one value would match a category of fit, and every row would be read as "
+        f"missing. Convert it, e.g. {name}[{column!r}].{fix}."
+    )
 
 
 def _encode_polars_categories(X, categories, name):
