@@ -282,13 +282,13 @@ def categorical_probe_rows(*, fractional=False, float32=False, name="LambdaMARTR
     return X
 
 
-def one_categorical_split(listed, missing_left):
-    """A one-split ensemble on feature 0 (categories 1, 2, 3 and 2**24 + 3):
-    ``listed`` go to the side without missing values, leaf values 1 (left)
-    and -2 (right)."""
-    categories = np.array([1.0, 2.0, 3.0, 2.0**24 + 3])
+def one_categorical_split(listed, missing_left, categories=(1.0, 2.0, 3.0, 2.0**24 + 3)):
+    """A one-split ensemble on feature 0 (of ``categories``, by default 1, 2,
+    3 and 2**24 + 3): ``listed`` go to the side without missing values,
+    leaf values 1 (left) and -2 (right)."""
+    categories = np.array(categories, dtype=np.float64)
     bins = np.flatnonzero(np.isin(categories, listed))
-    left_bins = np.setdiff1d(np.arange(4), bins) if missing_left else bins
+    left_bins = np.setdiff1d(np.arange(categories.shape[0]), bins) if missing_left else bins
     nodes = np.zeros(3, dtype=NODE_DTYPE)
     nodes[0] = (0.0, 10, 0, np.nan, 0, missing_left, 1, 2, 1.0, 0, 0, 1, bitset_of(left_bins))
     for k, value in ((1, 1.0), (2, -2.0)):

@@ -493,6 +493,22 @@ def test_large_category_codes_refused_by_xgboost_but_not_lightgbm():
     model_json(one_categorical_split([2.0], 1))
 
 
+def test_lightgbm_refuses_bitsets_of_codes_near_2_to_31():
+    # One bit per category value up to the largest listed: a code near 2**31
+    # (a hashed id) takes 67 million words in one split. The export says so
+    # at once instead of writing gigabytes of text.
+    from sklearn_ltr.export._lightgbm import MAX_BITSET_WORDS, dump_model_json, model_text
+
+    hashed = (1.0, 2.0, 2.0**31 - 5)
+    ensemble = one_categorical_split([2.0**31 - 5], 0, hashed)
+    for write in (model_text, dump_model_json):
+        with pytest.raises(ValueError, match=r"'f0' up to 2,147,483,643.*67,108,864 32-bit words"):
+            write(ensemble)
+    assert (2**24 + 3) // 32 + 1 <= MAX_BITSET_WORDS  # the test above exports that code
+    # On the missing side, such a code costs nothing.
+    assert "cat_threshold=" in model_text(one_categorical_split([1.0], 0, hashed))
+
+
 def test_a_split_listing_no_category():
     """Every value on the missing side: LightGBM writes an empty bitset,
     XGBoost (which needs a category) refuses."""

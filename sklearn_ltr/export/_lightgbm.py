@@ -39,7 +39,8 @@ take missing values, which is written as LightGBM's left child, so that
 LightGBM's right child is our missing side, which takes every other value
 (:mod:`~sklearn_ltr.export._categorical`). The bitset has one 32-bit word per
 32 category values up to the largest one listed, so large codes make large
-files, as in LightGBM. Feed the integer codes the ranker was fitted on (for
+files, as in LightGBM; past :data:`MAX_BITSET_WORDS` words in all, the export
+is refused. Feed the integer codes the ranker was fitted on (for
 a pandas ``category`` column, the position of the value among the
 categories it had in fit, NaN for a missing value); ``pandas_categorical``
 is null, so LightGBM does not re-encode a DataFrame's category columns
@@ -188,7 +189,41 @@ def _feature_infos_json(ensemble, names):
     return out
 
 
+# LightGBM writes a categorical split as a bitset with one bit per category
+# value from 0 to the largest it lists. Past this many 32-bit words in all
+# (about 70 MB of text, most of the words 0) the export is refused rather
+# than left to write gigabytes: codes near 2**31, such as hashed ids, take 67
+# million words a split. (40 categories coded up to 4e7 took 19 million
+# words in 5 trees: a 38 MB file that LightGBM reads.)
+MAX_BITSET_WORDS = 2**25
+
+
+def _check_bitset_words(ensemble):
+    """Raise if the model's categorical splits would take more than
+    :data:`MAX_BITSET_WORDS` bitset words in LightGBM's format."""
+    splits = np.flatnonzero(ensemble.splits & (ensemble.nodes["is_categorical"] != 0))
+    words, largest = 0, {}
+    names = ensemble.names()
+    for k in splits:
+        listed = listed_categories(ensemble, ensemble.nodes[k])
+        if listed.size:
+            top = int(listed.max())
+            words += top // 32 + 1
+            name = names[ensemble.column_of(ensemble.nodes["feature_idx"][k])]
+            largest[name] = max(largest.get(name, 0), top)
+    if words > MAX_BITSET_WORDS:
+        codes = ", ".join(f"{name!r} up to {top:,}" for name, top in sorted(largest.items()))
+        raise ValueError(
+            f"LightGBM's format writes a categorical split as one bit per category value "
+            f"from 0 to the largest it lists, and this model's categorical splits list codes "
+            f"({codes}) that would take {words:,} 32-bit words, more than {MAX_BITSET_WORDS:,}. "
+            "Fit on codes 0 .. n_categories - 1 instead (a pandas 'category' column, or "
+            "sklearn.preprocessing.OrdinalEncoder) to export to LightGBM, or export to 'onnx'."
+        )
+
+
 def _lightgbm_trees(ensemble):
+    _check_bitset_words(ensemble)
     return [
         _LightGBMTree(nodes, ensemble, ensemble.baseline if t == 0 else 0.0)
         for t, nodes in enumerate(ensemble.trees())
