@@ -242,6 +242,23 @@ def test_solr_warns_with_the_number_of_inexact_thresholds_and_only_they_differ()
     assert not differ[X[:, 0] == 0.0].any()  # zeros stay on their side
 
 
+def test_solr_keeps_zero_on_its_side_at_thresholds_just_below_zero():
+    # Between a tiny negative value and 0 the nearest reachable threshold is
+    # 0 itself, which would send 0.0 left; the one below 0 is written, so
+    # that 0.0 goes right as in our model (an outside check found 0.0
+    # misrouted at -5e-34), at the cost of the inputs within 1.2e-13 below 0.
+    thresholds = np.array([-5e-34, -1e-30, -1e-20, -1e-14, -1e-35])
+    ensemble = stumps(thresholds)
+    with pytest.warns(UserWarning, match=r"'solr': 5 of 5 thresholds"):
+        text = _solr.model_json(ensemble)
+    X = np.array([[0.0], [-0.0], [1e-40], [-1e-40], [-2e-13], [1.0], [-1.0]])
+    _, outputs = rules.solr_scores(text, X)
+    ours = ensemble.nodes["value"][ensemble.tree_starts + ensemble.apply(X)]
+    np.testing.assert_array_equal(outputs[:, 1:], ours)
+    _, gap = _solr.slack_compensated(thresholds)
+    assert (gap <= 1.2e-13).all()
+
+
 # -- export_model through files -------------------------------------------------
 
 @pytest.mark.parametrize("format, options, engine", [

@@ -28,7 +28,11 @@ and some within ``1e-6`` above a negative power of two of magnitude at most
 written: within ``1.2e-13`` of ``floor32(t)`` for the small ones, one
 float32 step from it for the others; the float32 inputs between the two
 take the other branch, and a UserWarning gives how many thresholds are
-affected and the largest distance.
+affected and the largest distance. Of the two nearest, the one that sends
+0.0 our way is written: for a threshold between 0 and a negative value
+closer to 0 than ``1.2e-13``, that is the reachable threshold below 0, not
+0 itself, so 0.0 goes right as in our model and the negative values above
+``-1.2e-13`` go right too.
 
 Missing values. If the model learned where missing values go, the file
 gets ``"isNullSameAsZero": false`` and our side as ``missing`` at every
@@ -87,7 +91,8 @@ def slack_compensated(t):
     -------
     S : ndarray of float32
         ``float32(S + 1e-6f) == floor32(t)`` where such an ``S`` exists,
-        else the ``S`` whose stored threshold is nearest to ``floor32(t)``.
+        else the ``S`` whose stored threshold is nearest to ``floor32(t)``
+        among those that send 0.0 the way ``t`` does.
     gap : ndarray of float64
         Distance from the stored threshold to ``floor32(t)``: 0 where exact;
         the float32 inputs within it take the other branch.
@@ -106,7 +111,14 @@ def slack_compensated(t):
     with np.errstate(invalid="ignore"):  # inf - inf where both are inf
         gaps = [np.nan_to_num(np.abs(_stored(k).astype(np.float64) - target), nan=0.0)
                 for k in candidates]
-    below = gaps[1] < gaps[0]
+    # 0.0 goes left in Solr iff 0 <= stored, in our model iff 0 <= t. Where
+    # only one of the two candidates sends it our way (a threshold between a
+    # tiny negative value and 0, whose nearest reachable threshold is 0
+    # itself), that one is taken though it is farther: 0.0 is the commonest
+    # value of many features, and the inputs it costs lie within 1.2e-13
+    # below 0.
+    zero_ours = [(_stored(k) >= 0) == (target >= 0) for k in candidates]
+    below = np.where(zero_ours[0] != zero_ours[1], zero_ours[1], gaps[1] < gaps[0])
     return _float(np.where(below, candidates[1], candidates[0])), np.where(below, *gaps[::-1])
 
 
