@@ -10,6 +10,7 @@ from scipy import sparse
 from conftest import RANKER_IDS, RANKERS
 
 from sklearn_ltr import CalibratedRanker, LambdaMARTRanker
+from sklearn_ltr.exceptions import SingleQueryWarning
 from sklearn_ltr.metrics import (
     err_score,
     map_score,
@@ -68,6 +69,18 @@ def test_empty_validation_set_raises_naming_X_val(make, data):
     X, y, qid = data
     with pytest.raises(ValueError, match="X_val has no rows"):
         make(early_stopping=True).fit(X, y, qid=qid, X_val=X[:0], y_val=y[:0], qid_val=qid[:0])
+
+
+def test_fit_without_qid_on_over_10000_rows_warns_then_cannot_early_stop(make):
+    # early_stopping="auto" holds out validation queries above 10,000 rows;
+    # with no qid there is one query to hold out of, and the error says what
+    # to do instead of fitting on a silent single query.
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(10_001, 3)), rng.integers(0, 3, 10_001).astype(float)
+    with pytest.warns(SingleQueryWarning, match="fit got no query ids"):
+        with pytest.raises(ValueError, match=r"Cannot hold out 1 of 1 queries .* Pass qid, "
+                                             r".*or set early_stopping=False"):
+            make(early_stopping="auto").fit(X, y)
 
 
 def test_validation_set_without_qid_val_raises(make, data):
