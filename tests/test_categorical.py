@@ -381,6 +381,22 @@ def test_pandas_category_columns_are_read_by_their_categories():
         model.predict(df.assign(brand=codes))
 
 
+@pytest.mark.parametrize("columns", [["a", "brand"], ["brand", "a", "b"], ["b", "a", "brand"]])
+def test_missing_or_moved_columns_get_the_feature_names_error(columns):
+    # The category columns are read by position, so the names are checked
+    # first: a missing or moved column gets scikit-learn's error, not an
+    # IndexError or advice about another column (an outside check).
+    X, y, qid = _category_data(n_queries=40)
+    df = pd.DataFrame(X[:, :2], columns=["a", "b"])
+    df["brand"] = pd.Categorical(X[:, 2].astype(int))
+    model = LambdaMARTRanker(n_estimators=3, random_state=0, early_stopping=False)
+    model.fit(df, y, qid=qid)
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.predict(df[columns])
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.set_params(warm_start=True, n_estimators=4).fit(df[columns], y, qid=qid)
+
+
 def test_category_columns_of_another_type_than_in_fit_are_refused():
     # Integer categories in fit, the same numbers as text at predict time
     # (a CSV round trip): not one value matches, and every row would be

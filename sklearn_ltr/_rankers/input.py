@@ -44,6 +44,7 @@ class RankerInputMixin:
             # checks cost as much as scoring a query with 50 trees.
             return X
         check_2d(X, name)
+        self._check_category_frame_names(X)
         X = encode_pandas_categories(X, getattr(self, "_pandas_categories", {}), name)
         check_numeric_columns(X, name)
         if not allow_empty and _num_samples(X) == 0:
@@ -67,10 +68,20 @@ class RankerInputMixin:
         """Labels as the objective needs them (finite and non-negative here)."""
         return check_labels(y, name=name, label_gain=self._gain_table())
 
+    def _check_category_frame_names(self, X):
+        """scikit-learn's check of a frame's column names against fit's,
+        before the category columns, which are read by position, are
+        encoded: a missing or moved column would otherwise fail there,
+        with an IndexError or advice about the wrong column."""
+        if getattr(self, "_pandas_categories", None) and hasattr(X, "columns"):
+            validate_data(self, X, reset=False, skip_check_array=True)
+
     def _prepare_training_data(self, X, y, qid, sample_weight):
         X, qid = resolve_qid(X, qid)
         check_2d(X, "X")
         warm = self._adds_to_fitted_model()
+        if warm:
+            self._check_category_frame_names(X)
         category_columns = self._pandas_categories if warm else pandas_categories(X)
         X = encode_pandas_categories(X, category_columns)
         check_numeric_columns(X, "X")
