@@ -49,7 +49,7 @@ def category_blocks(column, max_bins, feature):
     if values.size and (np.any(values != np.floor(values)) or values.max() >= 2**31):
         bad = values[(values != np.floor(values)) | (values >= 2**31)][0]
         raise ValueError(
-            f"Categorical feature {feature} has the value {bad!r}: categories must be "
+            f"Categorical feature {feature} has the value {float(bad)!r}: categories must be "
             "integer codes in [0, 2**31) (negative values and NaN mean missing). Encode "
             "the column (e.g. with sklearn.preprocessing.OrdinalEncoder or a pandas "
             "'category' dtype), or leave the feature out of categorical_features."

@@ -59,7 +59,8 @@ Every parameter of the chosen ranker can be set with --param KEY=VALUE (repeatab
 true/false, none, integers, floats and lists of numbers (6,7 or [6]) are converted,
 anything else stays a string; nothing is evaluated. Categorical columns of svmlight
 files hold integer codes: --param categorical_features=6,7 (or =6 for one) declares
-them. Unlike in Python, random_state defaults to 0 so that a command
+them, by 0-based column number (in a file indexed from 1, feature index 7 is column
+6). Unlike in Python, random_state defaults to 0 so that a command
 gives the same model every time. --ranker calibrated needs labels in [0, 1]: add
 --param binarize=true for graded labels.
 
