@@ -31,8 +31,8 @@ import numpy as np
 
 from .._gbdt.common import bins_of
 
-__all__ = ["FLOAT32_EXACT_CATEGORIES", "categorical_split_features", "check_float32_categories",
-           "listed_categories", "refuse_categorical_splits"]
+__all__ = ["FLOAT32_EXACT_CATEGORIES", "categorical_split_features", "categorical_split_rows",
+           "check_float32_categories", "listed_categories", "refuse_categorical_splits"]
 
 # Integer codes below this are exact float32 values, and a float64 value at
 # or above it cannot round to one of them.
@@ -51,6 +51,11 @@ def listed_categories(ensemble, row):
 
 def _categorical_splits(ensemble):
     return ensemble.splits & (ensemble.nodes["is_categorical"] != 0)
+
+
+def categorical_split_rows(ensemble):
+    """Indices in ``ensemble.nodes`` of the categorical splits."""
+    return np.flatnonzero(_categorical_splits(ensemble))
 
 
 def categorical_split_features(ensemble):
@@ -77,7 +82,7 @@ def check_float32_categories(ensemble, format, fix):
     """Raise if a categorical split lists a category that a float32 engine
     cannot tell from its neighbours (2**24 or more); ``fix`` says what to do
     instead."""
-    splits = np.flatnonzero(_categorical_splits(ensemble))
+    splits = categorical_split_rows(ensemble)
     large = [ensemble.names()[ensemble.column_of(ensemble.nodes["feature_idx"][k])] for k in splits
              if np.any(listed_categories(ensemble, ensemble.nodes[k]) >= FLOAT32_EXACT_CATEGORIES)]
     if large:

@@ -54,7 +54,7 @@ import numpy as np
 
 from .._gbdt.binning import out_of_the_zero_band
 from .._gbdt.ensemble import subtree_means
-from ._categorical import listed_categories
+from ._categorical import categorical_split_rows, listed_categories
 
 __all__ = ["booster", "dump_model_json", "model_text"]
 
@@ -201,10 +201,9 @@ MAX_BITSET_WORDS = 2**25
 def _check_bitset_words(ensemble):
     """Raise if the model's categorical splits would take more than
     :data:`MAX_BITSET_WORDS` bitset words in LightGBM's format."""
-    splits = np.flatnonzero(ensemble.splits & (ensemble.nodes["is_categorical"] != 0))
     words, largest = 0, {}
     names = ensemble.names()
-    for k in splits:
+    for k in categorical_split_rows(ensemble):
         listed = listed_categories(ensemble, ensemble.nodes[k])
         if listed.size:
             top = int(listed.max())

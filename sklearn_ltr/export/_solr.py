@@ -108,16 +108,16 @@ def slack_compensated(t):
         reached = _stored(mid) >= target
         hi, lo = np.where(reached, mid, hi), np.where(reached, lo, mid + 1)
     candidates = [hi, np.maximum(hi - 1, lowest)]
+    stored = [_stored(k) for k in candidates]
     with np.errstate(invalid="ignore"):  # inf - inf where both are inf
-        gaps = [np.nan_to_num(np.abs(_stored(k).astype(np.float64) - target), nan=0.0)
-                for k in candidates]
+        gaps = [np.nan_to_num(np.abs(v.astype(np.float64) - target), nan=0.0) for v in stored]
     # 0.0 goes left in Solr iff 0 <= stored, in our model iff 0 <= t. Where
     # only one of the two candidates sends it our way (a threshold between a
     # tiny negative value and 0, whose nearest reachable threshold is 0
     # itself), that one is taken though it is farther: 0.0 is the commonest
     # value of many features, and the inputs it costs lie within 1.2e-13
     # below 0.
-    zero_ours = [(_stored(k) >= 0) == (target >= 0) for k in candidates]
+    zero_ours = [(v >= 0) == (target >= 0) for v in stored]
     below = np.where(zero_ours[0] != zero_ours[1], zero_ours[1], gaps[1] < gaps[0])
     return _float(np.where(below, candidates[1], candidates[0])), np.where(below, *gaps[::-1])
 
