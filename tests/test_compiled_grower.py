@@ -202,6 +202,66 @@ def test_same_symmetric_trees_when_a_split_halves_every_node():
     assert compiled[0].nodes[root["left"]]["count"] == compiled[0].nodes[root["right"]]["count"]
 
 
+def _sparse_data(n=3000, n_features=24, seed=0):
+    """Features of few values, mostly one of them, some of them missing:
+    many lose every threshold with enough rows a side in small nodes. A
+    tenth of the hessians are negative, so a node's sum of hessians is not
+    bounded by its parent's; only its rows are."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(1, 5, (n, n_features)).astype(float)
+    X[rng.random((n, n_features)) < rng.uniform(0.6, 0.97, n_features)] = 0.0
+    X[rng.random((n, n_features)) < rng.uniform(0.0, 0.1, n_features)] = np.nan
+    X[:, 0] = rng.standard_normal(n)
+    mapper = BinMapper(max_bins=63, random_state=0).fit(X)
+    Xb = mapper.transform(X)
+    Xz = np.nan_to_num(X)
+    signal = Xz[:, 0] + Xz[:, 1:8].sum(axis=1) - 2 * np.isnan(X[:, 3])
+    g = (0.5 * rng.standard_normal(n) - signal).astype(np.float32)
+    h = rng.uniform(0.2, 1.5, n).astype(np.float32)
+    h[rng.random(n) < 0.1] = -0.4
+    return Xb, g, h, mapper, mapper.is_categorical_
+
+
+@pytest.mark.parametrize("params", [{"min_samples_leaf": 20}, {"min_samples_leaf": 5},
+                                    {"min_samples_leaf": 20, "min_hessian_to_split": 8.0},
+                                    {"grow_policy": "depthwise", "max_depth": 6,
+                                     "max_leaf_nodes": 63, "min_samples_leaf": 10}])
+def test_features_without_enough_rows_a_side_leave_the_nodes_below(params):
+    # The compiled loop drops, below a node, the features that have no
+    # threshold there with min_samples_leaf rows a side; the Python loop
+    # scans every feature in every node. Same trees.
+    data = _sparse_data()
+    params = {"max_leaf_nodes": 31, **params}
+    compiled = _same_trees_with_both_loops(*data, n_trees=4, **params)
+    _, grower = _grow_trees(True, *data, n_trees=1, **params)
+    split = np.flatnonzero(compiled[0].nodes["is_leaf"] == 0)
+    assert split.shape[0] >= 10
+    # What each split node's scan left for the nodes below it: fewer
+    # features than the tree's in many.
+    n_kept = grower._loop.node_masks[split].sum(axis=1)
+    assert (n_kept < data[0].shape[1]).sum() >= split.shape[0] // 3
+
+
+def test_a_feature_short_of_hessian_in_a_node_may_split_a_node_below():
+    # Only rows decide which features leave the nodes below: with negative
+    # hessians, a child's sum of hessians may exceed its parent's. x1 = 0
+    # holds hessians summing to -4 at the root, under min_hessian_to_split;
+    # in the child x2 = 0, whose hessians are all 1, it holds 500, and x1
+    # splits that child.
+    x2 = np.repeat([0, 1], 1000)
+    x1 = np.r_[np.tile([0, 1], 500), np.repeat([0, 1], [560, 440])]
+    h = np.where(x2 == 0, 1.0, np.where(x1 == 0, -0.9, 1.5)).astype(np.float32)
+    g = (-3.0 * x2 - 2.0 * x1 * (1 - x2)).astype(np.float32)
+    X = np.column_stack([x1, x2]).astype(float)
+    mapper = BinMapper(max_bins=63, random_state=0).fit(X)
+    data = (mapper.transform(X), g, h, mapper, mapper.is_categorical_)
+    compiled = _same_trees_with_both_loops(*data, n_trees=1, min_hessian_to_split=8.0,
+                                           min_samples_leaf=20, max_leaf_nodes=4)
+    nodes = compiled[0].nodes
+    assert nodes["feature_idx"][0] == 1
+    assert 0 in nodes["feature_idx"][1:]
+
+
 def test_the_python_loop_grows_what_the_compiled_one_cannot():
     Xb, g, h, mapper, is_cat = _data()
     n_features = Xb.shape[1]
@@ -269,7 +329,7 @@ def test_clock_counts_forward():
     second = ticks()
     assert isinstance(first, (int, np.integer))
     assert (second - first) / TICKS_PER_SECOND >= 0.02
-    assert compiled_grower.LoopState(7, 4).phase_seconds().tolist() == [0.0, 0.0, 0.0]
+    assert compiled_grower.LoopState(7, 4, 3).phase_seconds().tolist() == [0.0, 0.0, 0.0]
 
 
 @needs_two_threads

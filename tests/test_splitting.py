@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+from _engine_helpers import find_best_split
 
 from sklearn_ltr._gbdt.common import bitset_below, bitset_of, in_bitset
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
+from sklearn_ltr._gbdt.scan_parts import any_threshold_leaves_enough_rows
 from sklearn_ltr._gbdt.splitting import (
     _FEATURES_PER_ITEM,
     _best_split_of_each_feature_serial,
@@ -14,8 +16,6 @@ from sklearn_ltr._gbdt.splitting import (
     scan_order,
     split_scratch,
 )
-
-from _engine_helpers import find_best_split
 
 MISSING = 8  # max_bins = 8, missing bin index 8
 
@@ -314,7 +314,52 @@ def test_scan_in_the_shared_order_finds_the_splits_of_the_plain_order(n_threads)
         _best_split_of_each_feature_serial(
             hist, hist, hist, hist, np.zeros(1, dtype=np.uint8), totals[None], n_bins_nm, missing,
             mask, is_categorical, 5, 0.0, 0.0, per_feature, work,
-            np.where(order < n_features, order, -1), None, None, best)
+            np.where(order < n_features, order, -1), None, None, best, None)
         results.append((per_feature.copy(), best[0]))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     assert results[0][1] == results[1][1]
+
+
+def _thresholds_leaving_enough_rows_by_rows(bins, n_bins_nm, missing_bin, min_samples_leaf):
+    """The oracle: every threshold the scans try, its children counted row by row."""
+    has_missing = np.any(bins == missing_bin)
+    for missing_left in ([False, True] if has_missing else [False]):
+        last = n_bins_nm if has_missing and not missing_left else n_bins_nm - 1
+        for b in range(last):
+            left = (bins <= b) & (bins != missing_bin)
+            if missing_left:
+                left |= bins == missing_bin
+            if left.sum() >= min_samples_leaf and (~left).sum() >= min_samples_leaf:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_threshold_leaves_enough_rows_matches_a_count_of_the_rows(seed):
+    rng = np.random.default_rng(seed)
+    n_bins_nm, missing_bin = int(rng.integers(1, 6)), 7
+    n = int(rng.integers(1, 60))
+    # Few value bins, a dominant one, and sometimes missing values: the
+    # cases where only one direction of the missing bin has a threshold.
+    weights = rng.dirichlet(np.full(n_bins_nm + 1, 0.4))
+    weights[-1] *= rng.random() < 0.6
+    weights /= weights.sum()
+    bins = rng.choice(np.r_[np.arange(n_bins_nm), missing_bin], size=n, p=weights)
+    hist = np.zeros((missing_bin + 1, 4))
+    np.add.at(hist[:, 2], bins, 1.0)
+    for min_samples_leaf in (1, 3, 8, 20):
+        expected = _thresholds_leaving_enough_rows_by_rows(bins, n_bins_nm, missing_bin,
+                                                           min_samples_leaf)
+        assert any_threshold_leaves_enough_rows(hist, n_bins_nm, missing_bin, float(n),
+                                                min_samples_leaf) == expected
+
+
+def test_only_the_missing_left_direction_leaves_enough_rows():
+    # 10 rows in bin 0, 30 in bin 1, 15 missing, 20 rows a child: missing
+    # right, no threshold works; missing left, bin 0 and the missing rows
+    # against bin 1 does.
+    hist = np.zeros((8, 4))
+    hist[0, 2], hist[1, 2], hist[7, 2] = 10, 30, 15
+    assert any_threshold_leaves_enough_rows(hist, 2, 7, 55.0, 20)
+    hist[7, 2] = 0
+    assert not any_threshold_leaves_enough_rows(hist, 2, 7, 40.0, 20)

@@ -58,18 +58,19 @@ from .histogram import (
     _gather_gradients_only,
     n_feature_groups,
 )
-from .wide_histogram import _MIN_PARALLEL_CELLS as _MIN_PARALLEL_WIDE_CELLS
-from .wide_histogram import (
-    _wide_columns_histograms,
-    _wide_columns_histograms_serial,
-    n_wide_groups,
-)
 from .splitting import (
+    _FEATURES_PER_ITEM,
     _MIN_PARALLEL_BINS,
     _best_split_of_each_feature,
     _best_split_of_each_feature_serial,
     _partition,
     scanned_bins,
+)
+from .wide_histogram import _MIN_PARALLEL_CELLS as _MIN_PARALLEL_WIDE_CELLS
+from .wide_histogram import (
+    _wide_columns_histograms,
+    _wide_columns_histograms_serial,
+    n_wide_groups,
 )
 
 __all__ = ["GrowSettings", "LoopState", "grow_tree"]
@@ -122,14 +123,21 @@ class GrowSettings(NamedTuple):
 
 class LoopState:
     """The loop's buffers, allocated once per grower: the node tables (for
-    at most ``max_nodes`` nodes), the free histogram slots (for a pool of
-    ``n_slots``), and what the last tree leaves for the Python side (its
-    phase times, its runs of parallel kernels)."""
+    at most ``max_nodes`` nodes), each node's features that may still split
+    it or its descendants (``node_masks``; of ``n_features``), the free
+    histogram slots (for a pool of ``n_slots``), and what the last tree
+    leaves for the Python side (its phase times, its runs of parallel
+    kernels)."""
 
-    def __init__(self, max_nodes, n_slots):
+    def __init__(self, max_nodes, n_slots, n_features):
         self.floats = np.empty((max_nodes, N_FLOAT_COLUMNS))
         self.ints = np.empty((max_nodes, N_INT_COLUMNS), dtype=np.int64)
         self.bits = np.empty((max_nodes, BITSET_WORDS), dtype=BITSET_DTYPE)
+        self.node_masks = np.empty((max_nodes, n_features), dtype=np.uint8)
+        self.scan_masks = np.empty((2, n_features), dtype=np.uint8)
+        self.node_features = np.empty(n_features, dtype=np.int64)
+        self.node_order = np.empty(-(-n_features // _FEATURES_PER_ITEM) * _FEATURES_PER_ITEM,
+                                   dtype=np.int64)
         self.free_slots = np.empty(n_slots, dtype=np.int64)
         self.phase_ticks = np.zeros(3, dtype=np.int64)
         self.parallel_calls = np.zeros(5, dtype=np.int64)  # by the *_RUNS indices
@@ -166,8 +174,9 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
                     histograms, per_feature, work, best_features, order, max_leaves, max_depth,
                     min_samples_leaf, min_hessian_to_split, l2_regularization,
                     min_gain_to_split, depthwise, scan_bins, min_parallel_cells,
-                    min_parallel_bins, min_parallel_wide_cells, floats, ints, bits, free_slots,
-                    phase_ticks, parallel_calls):
+                    min_parallel_bins, min_parallel_wide_cells, floats, ints, bits, node_masks,
+                    scan_masks, node_features, node_order, free_slots, phase_ticks,
+                    parallel_calls):
     """Grow one tree; return its number of nodes (see the module docstring).
 
     Node ``k``'s row is ``floats[k]`` and ``ints[k]`` (columns named at the
@@ -183,6 +192,19 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     ``min_parallel_cells``, ``min_parallel_bins`` and
     ``min_parallel_wide_cells``: the work from which the parallel kernels
     run (those of this variant; 0 forces them).
+
+    ``node_masks[k]`` holds the features that may split node ``k``: the
+    tree's ``feature_mask`` at the root, then what the scan of the node's
+    parent left of its parent's (see
+    :func:`~.splitting._best_split_of_each_feature`). A node's histogram is
+    built, and its scan run, for those features only; the trees are the
+    same as with every feature of ``feature_mask``, which is what the
+    Python loop scans. Without categorical features, the scan takes a
+    node's features in the order the histogram kernel does (``node_order``),
+    so that each thread scans the features it has just built, as
+    :func:`~.splitting.scan_order` arranges for all features; with them, in
+    ``order``. ``scan_masks``, ``node_features`` and ``node_order`` are
+    work space.
     """
     use_rows = np.bool_(True)
     n_free = 0
@@ -203,6 +225,8 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     ints[0, STOP] = n_used
     n_nodes = np.int64(1)
     n_leaves = np.int64(1)
+    node_masks[0] = feature_mask
+    compact = not np.any(is_categorical)
 
     if _splittable(n_used, sum_h, 0, max_depth, min_samples_leaf, min_hessian_to_split):
         n_free -= 1
@@ -216,12 +240,14 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         phase_ticks[HISTOGRAMS] += ticks() - tic
         scan_nodes[0] = 0
         scan_siblings[0] = -1
+        n_order = _features_of_node(node_masks[0], features, node_features, node_order)[1]
         n_free = _find_splits(scan_nodes, scan_siblings, np.int64(1), histograms, subtract, totals,
                               n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                               min_samples_leaf, min_hessian_to_split, l2_regularization,
-                              min_gain_to_split, per_feature, work, best_features, order, scan_bins,
-                              min_parallel_bins, floats, ints, bits, free_slots, n_free,
-                              phase_ticks, parallel_calls)
+                              min_gain_to_split, per_feature, work, best_features,
+                              node_order[:n_order] if compact else order, compact, scan_bins,
+                              min_parallel_bins, floats, ints, bits, node_masks, scan_masks,
+                              free_slots, n_free, phase_ticks, parallel_calls)
 
     while n_leaves < max_leaves:
         node = _next_leaf(ints, floats, n_nodes, depthwise)
@@ -244,6 +270,8 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
                   floats[node, SUM_H] - floats[node, H_LEFT], depth, l2)
         ints[node, LEFT] = left
         ints[node, RIGHT] = right
+        node_masks[left] = node_masks[node]
+        node_masks[right] = node_masks[node]
         n_leaves += 1
         parent_slot = ints[node, SLOT]
         ints[node, SLOT] = -1
@@ -297,18 +325,22 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
             n_free += 1
         if n_scan:
             tic = ticks()
+            n_node_features, n_order = _features_of_node(node_masks[small], features,
+                                                         node_features, node_order)
             _node_histogram(
                 X_binned, indices, ints[small, START], ints[small, STOP], use_rows, gradients,
-                hessians, const_hessian, ordered_g, ordered_h, features, wide,
+                hessians, const_hessian, ordered_g, ordered_h, node_features[:n_node_features],
+                wide,
                 histograms[small_slot], value_bins, min_parallel_cells, min_parallel_wide_cells,
                 parallel_calls)
             phase_ticks[HISTOGRAMS] += ticks() - tic
             n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                                   n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                   min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                  min_gain_to_split, per_feature, work, best_features, order,
-                                  scan_bins, min_parallel_bins, floats, ints, bits, free_slots,
-                                  n_free, phase_ticks, parallel_calls)
+                                  min_gain_to_split, per_feature, work, best_features,
+                                  node_order[:n_order] if compact else order, compact,
+                                  scan_bins, min_parallel_bins, floats, ints, bits, node_masks,
+                                  scan_masks, free_slots, n_free, phase_ticks, parallel_calls)
         if large_ok and not small_ok:
             free_slots[n_free] = small_slot
             n_free += 1
@@ -328,6 +360,25 @@ def _new_leaf(ints, floats, k, count, sum_g, sum_h, depth, l2):
     floats[k, SUM_G] = sum_g
     floats[k, SUM_H] = sum_h
     floats[k, L2] = l2
+
+
+@njit(cache=True, inline="always")
+def _features_of_node(node_mask, features, node_features, node_order):
+    """Write the features of ``features`` that ``node_mask`` keeps into
+    ``node_features`` and ``node_order``, the latter padded with -1 to whole
+    items of the scan; return the number of features and the length of
+    the order."""
+    n = 0
+    for f in features:
+        if node_mask[f]:
+            node_features[n] = f
+            node_order[n] = f
+            n += 1
+    n_order = n
+    while n_order % _FEATURES_PER_ITEM:
+        node_order[n_order] = -1
+        n_order += 1
+    return n, n_order
 
 
 @njit(cache=True, inline="always")
@@ -423,15 +474,24 @@ def _wide_histograms(wide, rows, use_rows, gradients, hessians, hessian, hist, v
 def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                  n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                  min_samples_leaf, min_hessian_to_split, l2_regularization, min_gain_to_split,
-                 per_feature, work, best_features, order, scan_bins, min_parallel_bins, floats,
-                 ints, bits, free_slots, n_free, phase_ticks, parallel_calls):
+                 per_feature, work, best_features, order, compact, scan_bins, min_parallel_bins,
+                 floats, ints, bits, node_masks, scan_masks, free_slots, n_free, phase_ticks,
+                 parallel_calls):
     """:meth:`~.grower.TreeGrower._find_splits` with
     :func:`~.splitting.find_best_splits` of the ``n_scan`` nodes
-    ``scan_nodes`` (each with its sibling's slot, or -1); return the number
-    of free slots after the nodes without a split gave theirs back."""
+    ``scan_nodes`` (each with its sibling's slot, or -1), each over the
+    features of its row of ``node_masks``, which the scan narrows, taken in
+    ``order``; with ``compact``, ``order`` holds only the nodes' features,
+    and the others get gain ``-inf`` here. Return the number of free slots
+    after the nodes without a split gave theirs back."""
     tic = ticks()
     for k in range(n_scan):
         node = scan_nodes[k]
+        scan_masks[k] = node_masks[node]
+        if compact:
+            for f in range(scan_masks.shape[1]):
+                if not scan_masks[k, f]:
+                    per_feature[k, f, 0] = -np.inf
         subtract[k] = scan_siblings[k] >= 0
         totals[k, 0] = floats[node, SUM_G]
         totals[k, 1] = floats[node, SUM_H]
@@ -446,14 +506,17 @@ def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals
         parallel_calls[SCAN_RUNS] += 1
         _SCAN(hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing,
               missing_bin, feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
-              l2_regularization, nodes_features, work, order, None, None, best_features)
+              l2_regularization, nodes_features, work, order, None, None, best_features,
+              scan_masks[:n_scan])
     else:
         _best_split_of_each_feature_serial(
             hist0, hist1, sibling0, sibling1, subtract, totals, n_bins_non_missing, missing_bin,
             feature_mask, is_categorical, min_samples_leaf, min_hessian_to_split,
-            l2_regularization, nodes_features, work, order, None, None, best_features)
+            l2_regularization, nodes_features, work, order, None, None, best_features,
+            scan_masks[:n_scan])
     for k in range(n_scan):
         node = scan_nodes[k]
+        node_masks[node] = scan_masks[k]
         best = best_features[k]
         gain = per_feature[k, best, 0] if best >= 0 else -np.inf
         if best < 0 or not gain > min_gain_to_split:
@@ -600,6 +663,7 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
         settings.max_leaves, settings.max_depth, settings.min_samples_leaf,
         settings.min_hessian_to_split, settings.l2_regularization, settings.min_gain_to_split,
         settings.depthwise, scan_bins, *thresholds, state.floats, state.ints, state.bits,
+        state.node_masks, state.scan_masks, state.node_features, state.node_order,
         state.free_slots, state.phase_ticks, state.parallel_calls)
     count_parallel_runs_of_loop(state, rows)
     return n_nodes

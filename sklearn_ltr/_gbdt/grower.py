@@ -270,10 +270,10 @@ class TreeGrower:
                     and self._groups is None)
         if grow_policy == "symmetric":
             if compiled and max_depth <= compiled_symmetric.MAX_COMPILED_DEPTH:
-                self._loop = compiled_grower.LoopState(2 ** (max_depth + 1) - 1, n_hist)
+                self._loop = compiled_grower.LoopState(2 ** (max_depth + 1) - 1, n_hist, n_features)
                 self._levels = compiled_symmetric.LevelBuffers(n_hist)
         elif compiled and max_leaf_nodes is not None:
-            self._loop = compiled_grower.LoopState(2 * max_leaf_nodes - 1, max_leaf_nodes)
+            self._loop = compiled_grower.LoopState(2 * max_leaf_nodes - 1, max_leaf_nodes, n_features)
         self._thresholds = threshold_table(bin_thresholds, n_features)
         if self._loop is not None:
             self._loop_settings = compiled_grower.GrowSettings(

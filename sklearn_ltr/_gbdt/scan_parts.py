@@ -62,6 +62,28 @@ def start_of_left_sums(h, missing_bin, missing_left):
 
 
 @njit(cache=True, inline="always")
+def any_threshold_leaves_enough_rows(h, n_bins_nm, missing_bin, count, min_samples_leaf):
+    """Whether some threshold a scan of this feature tries leaves both
+    children at least ``min_samples_leaf`` rows, whatever their hessians;
+    the same thresholds and the same float sums of rows as the scans.
+
+    A node's rows in a bin are a subset of its parent's, so a child's row
+    count on either side of any threshold is at most the parent's: a
+    feature for which this is False can split no descendant of the node
+    either (its missing rows too are a subset, so a descendant tries no
+    threshold its ancestor did not)."""
+    has_missing = h[missing_bin, 2] > 0
+    for d in range(2 if has_missing else 1):
+        cl = start_of_left_sums(h, missing_bin, d == 1)[2]
+        last = n_bins_nm if has_missing and d == 0 else n_bins_nm - 1
+        for b in range(last):
+            cl += h[b, 2]
+            if (cl >= min_samples_leaf) & (count - cl >= min_samples_leaf):
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def left_sums(h, n_bins_nm, missing_bin, missing_left, has_missing, left):
     """Write the gradient, hessian and row sums of the left child of every
     threshold of one scan direction into ``left[:, b]`` (value bins ``<= b``

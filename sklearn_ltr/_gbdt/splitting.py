@@ -37,6 +37,7 @@ from .categorical import best_categorical_split, left_categories
 from .common import BITSET_DTYPE, BITSET_WORDS, bitset_below, in_bitset
 from .constraints import _scan_feature_bounded
 from .scan_parts import (
+    any_threshold_leaves_enough_rows,
     first_best_threshold,
     leaf_term,
     left_sums,
@@ -160,7 +161,7 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                                 n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                 min_samples_leaf, min_hessian_to_split, l2_regularization,
                                 per_feature, scratch, order, monotonic_cst, node_bounds,
-                                best_features):
+                                best_features, node_masks):
     """Scan every allowed feature of one or two nodes for its best split, in
     parallel over (block of features, node) pairs: one parallel region for
     both children of a split. The pairs run block by block, both nodes of a
@@ -184,7 +185,8 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``n_left`` of :func:`~.categorical.best_categorical_split`).
     ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
     ``order``: the features in the order the items take them
-    (:func:`scan_order`; every feature once, -1 for an empty slot).
+    (:func:`scan_order`; every feature once, -1 for an empty slot; or the
+    nodes' features only, if the caller set the others' gains to ``-inf``).
     Then ``best_features[k]`` receives node ``k``'s best feature
     (:func:`_first_best_feature`), found here rather than by a call per
     node.
@@ -192,6 +194,16 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``node_bounds[k]`` is node ``k``'s ``(lower, upper, value)`` (see
     :mod:`.constraints`); without, both are None and the constrained scan is
     not compiled in.
+    ``node_masks`` None: every node scans the features of ``feature_mask``.
+    Otherwise node ``k`` scans those of ``node_masks[k]`` instead, and the
+    scan clears there each numeric feature that has no threshold leaving
+    both children ``min_samples_leaf`` rows
+    (:func:`~.scan_parts.any_threshold_leaves_enough_rows`): no descendant
+    of the node can split on it, so the nodes below need neither its
+    histogram nor its scan. LightGBM skips such features in the same way
+    (``is_splittable`` in its ``FeatureHistogram``, which also drops
+    features whose best split gains nothing: that changes trees, this
+    does not).
     """
     n_blocks = order.shape[0] // _FEATURES_PER_ITEM
     n_nodes = per_feature.shape[0]
@@ -206,7 +218,11 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
             # Checked here rather than in the scans: an inlined scan that
             # returns at once still cost about 25 ns a feature, a third of
             # the scan time when most features are left out.
-            if not feature_mask[f]:
+            if node_masks is None:
+                allowed = feature_mask[f]
+            else:
+                allowed = node_masks[k, f]
+            if not allowed:
                 per_feature[k, f, 0] = -np.inf
                 continue
             # numba prunes the branch a None argument rules out, so each
@@ -225,6 +241,12 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                                       monotonic_cst[f], node_bounds[k, 0], node_bounds[k, 1],
                                       node_bounds[k, 2], min_samples_leaf, min_hessian_to_split,
                                       l2_regularization, per_feature[k, f], work)
+            if (node_masks is not None and per_feature[k, f, 0] == -np.inf
+                    and not is_categorical[f]
+                    and not any_threshold_leaves_enough_rows(
+                        hist0[f] if k == 0 else hist1[f], n_bins_non_missing[f], missing_bin,
+                        totals[k, 2], min_samples_leaf)):
+                node_masks[k, f] = 0
     for k in range(per_feature.shape[0]):
         best_features[k] = _first_best_feature(per_feature[k])
 
@@ -421,7 +443,7 @@ def find_best_splits(nodes, n_bins_non_missing, missing_bin, feature_mask, min_s
     scan(hist0, hist1, siblings[0], siblings[-1], subtract, totals, n_bins_non_missing,
          missing_bin, feature_mask, is_categorical, int(min_samples_leaf),
          float(min_hessian_to_split), float(l2_regularization), per_feature, work, order,
-         monotonic_cst, node_bounds, best_features)
+         monotonic_cst, node_bounds, best_features, None)
     splits = []
     # Python numbers from tolist(): reading NumPy scalars one by one cost
     # several microseconds a split.
