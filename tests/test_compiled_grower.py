@@ -11,7 +11,15 @@ import numba
 import numpy as np
 import pytest
 
-from sklearn_ltr._gbdt import booster, compiled_grower, compiled_symmetric, wide_histogram
+from sklearn_ltr._gbdt import (
+    booster,
+    compiled_grower,
+    compiled_symmetric,
+    histogram,
+    loop_parallelism,
+    splitting,
+    wide_histogram,
+)
 from sklearn_ltr._gbdt.binning import BinMapper
 from sklearn_ltr._gbdt.grower import TreeGrower
 from sklearn_ltr._gbdt.node_rows import NodeRows
@@ -337,15 +345,15 @@ def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it(
     # A root large enough for pick() to build in parallel, and at least two
     # feature groups (4 features, 8 with constant hessians) per thread;
     # otherwise the loops keep pick()'s thresholds, as before.
-    assert compiled_grower.LOOP_MIN_PARALLEL_CELLS < compiled_grower._MIN_PARALLEL_CELLS
-    assert compiled_grower.LOOP_MIN_PARALLEL_BINS < compiled_grower._MIN_PARALLEL_BINS
-    lowered = compiled_grower.parallel_from_little_work
+    assert loop_parallelism.LOOP_MIN_PARALLEL_CELLS < histogram._MIN_PARALLEL_CELLS
+    assert loop_parallelism.LOOP_MIN_PARALLEL_BINS < splitting._MIN_PARALLEL_BINS
+    lowered = loop_parallelism.parallel_from_little_work
 
     def rows(n_features, const_hessian=None):
         return types.SimpleNamespace(features=np.arange(n_features), const_hessian=const_hessian)
 
     # A root of at least pick()'s cells with 16 features.
-    root_rows = -(-compiled_grower._MIN_PARALLEL_CELLS // 16)
+    root_rows = -(-histogram._MIN_PARALLEL_CELLS // 16)
     with numba_threads(2):
         assert lowered(rows(16), root_rows)  # 4 groups
         assert not lowered(rows(16), root_rows - 1)  # small root
@@ -361,15 +369,15 @@ def test_wide_columns_run_in_parallel_from_little_work_when_each_thread_has_a_gr
     # Wide columns are built _GROUP at a time; the loops lower their
     # threshold with the features' only if there is a group for every thread.
     group = wide_histogram._GROUP
-    low = compiled_grower.min_parallel_wide_cells
-    assert compiled_grower.LOOP_MIN_PARALLEL_CELLS < wide_histogram._MIN_PARALLEL_CELLS
+    low = loop_parallelism.min_parallel_wide_cells
+    assert loop_parallelism.LOOP_MIN_PARALLEL_CELLS < wide_histogram._MIN_PARALLEL_CELLS
 
     def rows(n_wide):
         return types.SimpleNamespace(n_wide_columns=n_wide)
 
     with numba_threads(2):
-        assert low(rows(group + 1), True) == compiled_grower.LOOP_MIN_PARALLEL_CELLS
+        assert low(rows(group + 1), True) == loop_parallelism.LOOP_MIN_PARALLEL_CELLS
         assert low(rows(group), True) == wide_histogram._MIN_PARALLEL_CELLS
         assert low(rows(2 * group), False) == wide_histogram._MIN_PARALLEL_CELLS
     with numba_threads(1):
-        assert low(rows(1), True) == compiled_grower.LOOP_MIN_PARALLEL_CELLS
+        assert low(rows(1), True) == loop_parallelism.LOOP_MIN_PARALLEL_CELLS

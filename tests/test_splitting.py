@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from _engine_helpers import find_best_split
 
 from sklearn_ltr._gbdt.common import bitset_below, bitset_of, in_bitset
 from sklearn_ltr._gbdt.histogram import _build_histogram, allocate_histograms
@@ -16,6 +15,8 @@ from sklearn_ltr._gbdt.splitting import (
     scan_order,
     split_scratch,
 )
+
+from _engine_helpers import find_best_split
 
 MISSING = 8  # max_bins = 8, missing bin index 8
 

@@ -46,24 +46,26 @@ from .compiled_grower import (
     SUM_G,
     SUM_H,
     BIN,
-    LOOP_MIN_PARALLEL_CELLS,
-    _MIN_PARALLEL_CELLS,
     _new_leaf,
     _set_left_bins,
     _splittable,
     compiled_variant,
     count_parallel_runs_of_loop,
-    histograms_may_run_in_parallel,
-    min_parallel_wide_cells,
-    parallel_from_little_work,
     variant_suffix,
 )
 from .histogram import (
+    _MIN_PARALLEL_CELLS,
     _MIN_PARALLEL_LEVEL_CELLS,
     _build_histograms_of_nodes,
     _build_histograms_of_nodes_const,
     _build_histograms_of_nodes_const_serial,
     _build_histograms_of_nodes_serial,
+)
+from .loop_parallelism import (
+    LOOP_MIN_PARALLEL_CELLS,
+    histograms_may_run_in_parallel,
+    min_parallel_wide_cells,
+    parallel_from_little_work,
 )
 from .scan_parts import leaf_term
 from .splitting import _first_best_feature, _partition, scanned_bins

@@ -189,7 +189,9 @@ class TreeGrower:
     The first :meth:`grow` finds the features that no node can split (fewer
     than ``min_samples_leaf`` rows on one side of every threshold, over all
     training rows); every tree leaves them out of its histograms and split
-    search, which changes no tree.
+    search, which changes no tree. The compiled loops of ``lossguide`` and
+    ``depthwise`` trees do the same below each node: a feature with no such
+    threshold among a node's rows is left out of the nodes under it.
     """
 
     def __init__(self, rows, n_bins_non_missing, missing_values_bin_idx, bin_thresholds=None,
