@@ -26,12 +26,12 @@ __all__ = [
 # In a tree grown with the parallel kernels (see compiled_grower.grow_tree),
 # the work from which a node's histogram (rows x features) or scan (bins
 # read) runs on them, if the tree has enough features (see
-# parallel_from_little_work). A parallel
-# region started inside compiled code costs about 1.5 us on numba's OpenMP
-# layer (2 threads) while the threads are still spinning from the last
-# one, the time of about 2,000 histogram cells or 1,000 scanned bins.
-# pick()'s thresholds, for kernels called from Python (200,000 cells,
-# 64,000 bins), left nearly every node of small data serial.
+# parallel_from_little_work). A parallel region started inside compiled
+# code costs about 1.5 us on numba's OpenMP layer (2 threads) while the
+# threads are still spinning from the last one, the time of about 2,000
+# histogram cells or 1,000 scanned bins. pick()'s thresholds, for kernels
+# called from Python (200,000 cells, 64,000 bins), left nearly every node
+# of small data serial.
 LOOP_MIN_PARALLEL_CELLS = 2_000
 LOOP_MIN_PARALLEL_BINS = 1_000
 
