@@ -65,7 +65,6 @@ from .loop_parallelism import (
     parallel_from_little_work,
 )
 from .splitting import (
-    _FEATURES_PER_ITEM,
     _MIN_PARALLEL_BINS,
     _best_split_of_each_feature,
     _best_split_of_each_feature_serial,
@@ -127,8 +126,6 @@ class LoopState:
         self.node_masks = np.empty((max_nodes, n_features), dtype=np.uint8)
         self.scan_masks = np.empty((2, n_features), dtype=np.uint8)
         self.node_features = np.empty(n_features, dtype=np.int64)
-        self.node_order = np.empty(-(-n_features // _FEATURES_PER_ITEM) * _FEATURES_PER_ITEM,
-                                   dtype=np.int64)
         self.free_slots = np.empty(n_slots, dtype=np.int64)
         self.phase_ticks = np.zeros(3, dtype=np.int64)
         self.parallel_calls = np.zeros(5, dtype=np.int64)  # by the *_RUNS indices
@@ -166,8 +163,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
                     min_samples_leaf, min_hessian_to_split, l2_regularization,
                     min_gain_to_split, depthwise, scan_bins, min_parallel_cells,
                     min_parallel_bins, min_parallel_wide_cells, floats, ints, bits, node_masks,
-                    scan_masks, node_features, node_order, free_slots, phase_ticks,
-                    parallel_calls):
+                    scan_masks, node_features, free_slots, phase_ticks, parallel_calls):
     """Grow one tree; return its number of nodes (see the module docstring).
 
     Node ``k``'s row is ``floats[k]`` and ``ints[k]`` (columns named at the
@@ -190,12 +186,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     :func:`~.splitting._best_split_of_each_feature`). A node's histogram is
     built, and its scan run, for those features only; the trees are the
     same as with every feature of ``feature_mask``, which is what the
-    Python loop scans. Without categorical features, the scan takes a
-    node's features in the order the histogram kernel does (``node_order``),
-    so that each thread scans the features it has just built, as
-    :func:`~.splitting.scan_order` arranges for all features; with them, in
-    ``order``. ``scan_masks``, ``node_features`` and ``node_order`` are
-    work space.
+    Python loop scans. ``scan_masks`` and ``node_features`` are work space.
     """
     use_rows = np.bool_(True)
     n_free = 0
@@ -217,7 +208,6 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
     n_nodes = np.int64(1)
     n_leaves = np.int64(1)
     node_masks[0] = feature_mask
-    compact = not np.any(is_categorical)
 
     if _splittable(n_used, sum_h, 0, max_depth, min_samples_leaf, min_hessian_to_split):
         n_free -= 1
@@ -231,12 +221,10 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
         phase_ticks[HISTOGRAMS] += ticks() - tic
         scan_nodes[0] = 0
         scan_siblings[0] = -1
-        n_order = _features_of_node(node_masks[0], features, node_features, node_order)[1]
         n_free = _find_splits(scan_nodes, scan_siblings, np.int64(1), histograms, subtract, totals,
                               n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                               min_samples_leaf, min_hessian_to_split, l2_regularization,
-                              min_gain_to_split, per_feature, work, best_features,
-                              node_order[:n_order] if compact else order, compact, scan_bins,
+                              min_gain_to_split, per_feature, work, best_features, order, scan_bins,
                               min_parallel_bins, floats, ints, bits, node_masks, scan_masks,
                               free_slots, n_free, phase_ticks, parallel_calls)
 
@@ -316,8 +304,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
             n_free += 1
         if n_scan:
             tic = ticks()
-            n_node_features, n_order = _features_of_node(node_masks[small], features,
-                                                         node_features, node_order)
+            n_node_features = _features_of_node(node_masks[small], features, node_features)
             _node_histogram(
                 X_binned, indices, ints[small, START], ints[small, STOP], use_rows, gradients,
                 hessians, const_hessian, ordered_g, ordered_h, node_features[:n_node_features],
@@ -328,8 +315,7 @@ def _grow_tree_loop(X_binned, indices, partition_buffer, gradients, hessians, co
             n_free = _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                                   n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                                   min_samples_leaf, min_hessian_to_split, l2_regularization,
-                                  min_gain_to_split, per_feature, work, best_features,
-                                  node_order[:n_order] if compact else order, compact,
+                                  min_gain_to_split, per_feature, work, best_features, order,
                                   scan_bins, min_parallel_bins, floats, ints, bits, node_masks,
                                   scan_masks, free_slots, n_free, phase_ticks, parallel_calls)
         if large_ok and not small_ok:
@@ -354,22 +340,15 @@ def _new_leaf(ints, floats, k, count, sum_g, sum_h, depth, l2):
 
 
 @njit(cache=True, inline="always")
-def _features_of_node(node_mask, features, node_features, node_order):
+def _features_of_node(node_mask, features, node_features):
     """Write the features of ``features`` that ``node_mask`` keeps into
-    ``node_features`` and ``node_order``, the latter padded with -1 to whole
-    items of the scan; return the number of features and the length of
-    the order."""
+    ``node_features``; return how many."""
     n = 0
     for f in features:
         if node_mask[f]:
             node_features[n] = f
-            node_order[n] = f
             n += 1
-    n_order = n
-    while n_order % _FEATURES_PER_ITEM:
-        node_order[n_order] = -1
-        n_order += 1
-    return n, n_order
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -465,24 +444,19 @@ def _wide_histograms(wide, rows, use_rows, gradients, hessians, hessian, hist, v
 def _find_splits(scan_nodes, scan_siblings, n_scan, histograms, subtract, totals,
                  n_bins_non_missing, missing_bin, feature_mask, is_categorical,
                  min_samples_leaf, min_hessian_to_split, l2_regularization, min_gain_to_split,
-                 per_feature, work, best_features, order, compact, scan_bins, min_parallel_bins,
-                 floats, ints, bits, node_masks, scan_masks, free_slots, n_free, phase_ticks,
+                 per_feature, work, best_features, order, scan_bins, min_parallel_bins, floats,
+                 ints, bits, node_masks, scan_masks, free_slots, n_free, phase_ticks,
                  parallel_calls):
     """:meth:`~.grower.TreeGrower._find_splits` with
     :func:`~.splitting.find_best_splits` of the ``n_scan`` nodes
     ``scan_nodes`` (each with its sibling's slot, or -1), each over the
-    features of its row of ``node_masks``, which the scan narrows, taken in
-    ``order``; with ``compact``, ``order`` holds only the nodes' features,
-    and the others get gain ``-inf`` here. Return the number of free slots
-    after the nodes without a split gave theirs back."""
+    features of its row of ``node_masks``, which the scan narrows; return
+    the number of free slots after the nodes without a split gave theirs
+    back."""
     tic = ticks()
     for k in range(n_scan):
         node = scan_nodes[k]
         scan_masks[k] = node_masks[node]
-        if compact:
-            for f in range(scan_masks.shape[1]):
-                if not scan_masks[k, f]:
-                    per_feature[k, f, 0] = -np.inf
         subtract[k] = scan_siblings[k] >= 0
         totals[k, 0] = floats[node, SUM_G]
         totals[k, 1] = floats[node, SUM_H]
@@ -654,8 +628,8 @@ def grow_tree(rows, settings, state, histograms, split_scratch, feature_mask, n_
         settings.max_leaves, settings.max_depth, settings.min_samples_leaf,
         settings.min_hessian_to_split, settings.l2_regularization, settings.min_gain_to_split,
         settings.depthwise, scan_bins, *thresholds, state.floats, state.ints, state.bits,
-        state.node_masks, state.scan_masks, state.node_features, state.node_order,
-        state.free_slots, state.phase_ticks, state.parallel_calls)
+        state.node_masks, state.scan_masks, state.node_features, state.free_slots,
+        state.phase_ticks, state.parallel_calls)
     count_parallel_runs_of_loop(state, rows)
     return n_nodes
 

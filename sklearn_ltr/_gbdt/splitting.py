@@ -185,8 +185,7 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``n_left`` of :func:`~.categorical.best_categorical_split`).
     ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
     ``order``: the features in the order the items take them
-    (:func:`scan_order`; every feature once, -1 for an empty slot; or the
-    nodes' features only, if the caller set the others' gains to ``-inf``).
+    (:func:`scan_order`; every feature once, -1 for an empty slot).
     Then ``best_features[k]`` receives node ``k``'s best feature
     (:func:`_first_best_feature`), found here rather than by a call per
     node.
