@@ -114,10 +114,9 @@ class LoopState:
     """The loop's buffers, allocated once per grower: the node tables (for
     at most ``max_nodes`` nodes), each node's features that may still split
     it or its descendants (``node_masks``, of ``n_features``; the symmetric
-    loop does not use them), the free
-    histogram slots (for a pool of ``n_slots``), and what the last tree
-    leaves for the Python side (its phase times, its runs of parallel
-    kernels)."""
+    loop does not use them), the free histogram slots (for a pool of
+    ``n_slots``), and what the last tree leaves for the Python side (its
+    phase times, its runs of parallel kernels)."""
 
     def __init__(self, max_nodes, n_slots, n_features):
         self.floats = np.empty((max_nodes, N_FLOAT_COLUMNS))
