@@ -50,6 +50,7 @@ from .constraints import InteractionGroups, bounded_value, children_bounds
 from .histogram import COUNT, allocate_histograms
 from .loop_tree import threshold_table, tree_of_tables
 from .node_rows import NodeRows, RowStore
+from .scan_parts import any_threshold_leaves_enough_rows
 from .splitting import find_best_splits, left_bins, split_scratch
 from .symmetric import grow_symmetric_levels
 
@@ -434,14 +435,11 @@ class TreeGrower:
         value_counts = np.where(in_use, hist[:, :missing_bin, COUNT], 0.0)
         missing_counts = hist[:, missing_bin, COUNT]
         total = value_counts.sum(axis=1) + missing_counts
-        # Threshold b sends value bins <= b left, the missing bin either way.
-        left = np.cumsum(value_counts, axis=1)
-        smallest_side = np.maximum(
-            np.minimum(left, total[:, None] - left),
-            np.minimum(left + missing_counts[:, None],
-                       total[:, None] - left - missing_counts[:, None]))
-        smallest_side = np.where(in_use, smallest_side, 0.0)
-        numeric_ok = smallest_side.max(axis=1) >= self.min_samples_leaf
+        # The rule the compiled loops apply below each node, here at the root.
+        numeric_ok = np.array([
+            any_threshold_leaves_enough_rows(hist[f], n_value_bins[f], missing_bin, total[f],
+                                             self.min_samples_leaf)
+            for f in range(n_features)], dtype=bool)
         categorical_ok = ((value_counts > 0).sum(axis=1) + (missing_counts > 0)) >= 2
         return np.where(self.is_categorical, categorical_ok, numeric_ok).astype(np.uint8)
 
