@@ -586,6 +586,15 @@ def print_profile(rows):
             print(f"    LightGBM {theirs:.2f} s")
 
 
+def _at_least_one(text):
+    """An integer argument that must be positive: a fit of no trees, or no
+    fit to time, has nothing to measure (the memory child would fail)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--memory-child":
         _memory_child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
@@ -600,9 +609,9 @@ def main():
     parser.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                        "..", "..", "shared", "data"),
                         help="the shared data directory, for MQ2008 with --small")
-    parser.add_argument("--trees", type=int, default=N_TREES, help="trees per model (500 for the targets)")
-    parser.add_argument("--repeats", type=int, default=3, help="alternating fits per size (20000: at most 2)")
-    parser.add_argument("--memory-trees", type=int, default=100,
+    parser.add_argument("--trees", type=_at_least_one, default=N_TREES, help="trees per model (500 for the targets)")
+    parser.add_argument("--repeats", type=_at_least_one, default=3, help="alternating fits per size (20000: at most 2)")
+    parser.add_argument("--memory-trees", type=_at_least_one, default=100,
                         help="at most this many trees in the memory fits")
     parser.add_argument("--profile", action="store_true",
                         help="print our phase times and LightGBM's Dataset construction time")
