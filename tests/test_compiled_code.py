@@ -42,7 +42,7 @@ def test_no_kernel_is_compiled_with_fastmath():
     for name in ("sklearn_ltr._objectives.lambdarank._pairs_of_rank",
                  "sklearn_ltr._objectives.listnet._softmax",
                  "sklearn_ltr._objectives.xendcg._xendcg_one_query",
-                 "sklearn_ltr._gbdt.histogram._hist_rows"):
+                 "sklearn_ltr._gbdt.histogram_rows._hist_rows"):
         assert name in kernels
     with_fastmath = sorted(name for name, kernel in kernels.items()
                            if kernel.targetoptions.get("fastmath"))

@@ -16,6 +16,7 @@ from sklearn_ltr._gbdt import (
     compiled_grower,
     compiled_symmetric,
     histogram,
+    histogram_rows,
     loop_parallelism,
     splitting,
     wide_histogram,
@@ -343,14 +344,17 @@ def test_clock_counts_forward():
 @needs_two_threads
 def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it():
     # A root large enough for pick() to build in parallel, and at least two
-    # feature groups (4 features, 8 with constant hessians) per thread;
-    # otherwise the loops keep pick()'s thresholds, as before.
+    # feature groups (4 features, 8 with constant hessians or of few bins in
+    # small data) per thread; otherwise the loops keep pick()'s thresholds.
     assert loop_parallelism.LOOP_MIN_PARALLEL_CELLS < histogram._MIN_PARALLEL_CELLS
     assert loop_parallelism.LOOP_MIN_PARALLEL_BINS < splitting._MIN_PARALLEL_BINS
     lowered = loop_parallelism.parallel_from_little_work
 
-    def rows(n_features, const_hessian=None):
-        return types.SimpleNamespace(features=np.arange(n_features), const_hessian=const_hessian)
+    def rows(n_features, const_hessian=None, value_bins=255, n_samples=10**6):
+        return types.SimpleNamespace(
+            features=np.arange(n_features, dtype=np.int64), const_hessian=const_hessian,
+            value_bins=np.full(n_features, value_bins, dtype=np.int64),
+            X_binned=types.SimpleNamespace(shape=(n_samples, n_features)))
 
     # A root of at least pick()'s cells with 16 features.
     root_rows = -(-histogram._MIN_PARALLEL_CELLS // 16)
@@ -360,6 +364,11 @@ def test_nodes_run_in_parallel_from_little_work_only_in_trees_that_can_share_it(
         assert not lowered(rows(12), 10 * root_rows)  # 3 groups
         assert lowered(rows(32, 1.0), root_rows)  # 4 groups of 8
         assert not lowered(rows(24, 1.0), 10 * root_rows)
+        # 16 features of 2 bins: 4 groups in large data, 2 groups of 8 in small.
+        assert lowered(rows(16, value_bins=2), root_rows)
+        small = histogram_rows.NARROW_GROUP_MAX_ROWS
+        assert lowered(rows(16, n_samples=small), root_rows)
+        assert not lowered(rows(16, value_bins=2, n_samples=small), root_rows)
     with numba_threads(1):
         assert not lowered(rows(16), 10 * root_rows)
 

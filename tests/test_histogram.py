@@ -13,6 +13,7 @@ from sklearn_ltr._gbdt.histogram import (
     _gather_gradients,
     allocate_histograms,
 )
+from sklearn_ltr._gbdt.histogram_rows import NARROW_GROUP_MAX_ROWS, _feature_groups
 from sklearn_ltr._utils.threads import numba_threads
 
 N_BINS = 17  # 16 value bins + the missing bin
@@ -96,6 +97,38 @@ def test_feature_mask_leaves_other_features_untouched():
     np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
     assert np.all(hist[off] == -7.0)
 
+
+
+def test_narrow_features_of_small_data_are_grouped_by_eight():
+    features = np.arange(20, dtype=np.int64)
+    # 12 features of 16 value bins (8 of them: 136 bins with the missing
+    # ones), then 4 of 255, then 4 of 2.
+    value_bins = np.array([16] * 12 + [255] * 4 + [2] * 4, dtype=np.int64)
+    small = _feature_groups(features, value_bins, NARROW_GROUP_MAX_ROWS)
+    np.testing.assert_array_equal(small, [0, 8, 12, 16, 20])
+    large = _feature_groups(features, value_bins, NARROW_GROUP_MAX_ROWS + 1)
+    np.testing.assert_array_equal(large, [0, 4, 8, 12, 16, 20])
+    # Wide features first: they stay a group of four, and the narrow ones
+    # after them make two groups of eight (the last mixing 16 and 2 bins).
+    wide_first = np.r_[12:16, 0:12, 16:20].astype(np.int64)
+    np.testing.assert_array_equal(_feature_groups(wide_first, value_bins, 1000), [0, 4, 12, 20])
+
+
+def test_groups_of_eight_equal_features_built_one_at_a_time():
+    # Every feature has 16 value bins, so the 11 features make a group of
+    # eight and three built alone; one at a time, each is built alone.
+    X, g, h = _data(n=3000, seed=9)
+    assert _feature_groups(np.arange(11, dtype=np.int64),
+                           np.full(11, N_BINS - 1, dtype=np.int64), X.shape[0])[1] == 8
+    rows = np.sort(np.random.default_rng(4).choice(len(g), 1200, replace=False)).astype(np.int32)
+    together = _build(X, g, h, rows)
+    for f in range(X.shape[1]):
+        mask = np.zeros(X.shape[1], np.uint8)
+        mask[f] = 1
+        np.testing.assert_array_equal(_build(X, g, h, rows, mask)[f], together[f])
+    root = allocate_histograms(1, X.shape[1], N_BINS)[0]
+    _build_histogram_root(X, g, h, np.ones(X.shape[1], np.uint8), root)
+    np.testing.assert_array_equal(root, _build(X, g, h, np.arange(len(g), dtype=np.int32)))
 
 @needs_two_threads
 def test_histogram_same_on_one_and_two_threads():

@@ -6,7 +6,7 @@ shape ``(n_features, n_bins, 4)``, C-ordered, where the last axis is
 ``(sum_gradients, sum_hessians, count, unused)``. Why this layout:
 
 - one bin is 32 contiguous bytes, so adding a row to a bin is a single
-  4-wide vector read-modify-write of ``(g, h, 1, 0)`` (see :func:`_add_ghc`)
+  4-wide vector read-modify-write of ``(g, h, 1, 0)`` (see :func:`.histogram_rows._add_ghc`)
   instead of three scalar ones; the fourth slot is padding for that;
 - one feature's histogram is 8 KB for 256 bins, so the four histograms of a
   feature group (below) stay in L1 cache while their columns are scanned;
@@ -16,8 +16,8 @@ shape ``(n_features, n_bins, 4)``, C-ordered, where the last axis is
 Measured on the benchmark data, reading the float32 gradients and hessians
 once per feature costs more than the histogram updates themselves. The
 kernels therefore scan the rows once per *group of features* (4 in the
-general case, 8 with constant hessians), loading a row's gradient once and
-adding it to the group's histograms.
+general case, 8 of few bins in small data, 8 with constant hessians),
+loading a row's gradient once and adding it to the group's histograms.
 
 With constant hessians (e.g. least squares; the objective declares them,
 see :class:`~.objective.Objective`) only ``(g, 1)`` is accumulated and the
@@ -35,105 +35,21 @@ results.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
+from .histogram_rows import (
+    GROUP_FEATURES_CONST,
+    _feature_groups,
+    _hist_rows,
+    _hist_rows_const,
+)
 
 # Indices along the last histogram axis.
 SUM_G = 0
 SUM_H = 1
 COUNT = 2
 HIST_WIDTH = 4  # (sum_g, sum_h, count, padding)
-
-# Features per group, the kernels' unit of parallel work: general hessians,
-# constant hessians. _hist_rows and _hist_rows_const unroll a full group.
-GROUP_FEATURES = 4
-GROUP_FEATURES_CONST = 8
-
-
-def n_feature_groups(n_features, constant_hessian):
-    """How many groups (parallel units) the kernels split ``n_features``
-    features into, with or without a constant hessian."""
-    size = GROUP_FEATURES_CONST if constant_hessian else GROUP_FEATURES
-    return -(-n_features // size)
-
-
-@intrinsic
-def _add_ghc(typingctx, hist, b, g, h):
-    """Add ``(g, h, 1, 0)`` to ``hist[b, :4]`` as one 4-wide vector operation.
-
-    numba does not SLP-vectorize by default, so the three scalar updates
-    would otherwise stay three loads, adds and stores. ``hist`` must be a
-    C-contiguous ``(n_bins, 4)`` float64 array and ``b < n_bins`` (not
-    checked).
-    """
-    sig = types.void(hist, b, g, h)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        i64 = ir.IntType(64)
-        offset = builder.mul(builder.zext(args[1], i64), ir.Constant(i64, 4))
-        vec_t = ir.VectorType(ir.DoubleType(), 4)
-        ptr = builder.bitcast(builder.gep(ary.data, [offset]), vec_t.as_pointer())
-        add = ir.Constant(vec_t, [0.0, 0.0, 1.0, 0.0])
-        i32 = ir.IntType(32)
-        add = builder.insert_element(add, builder.fpext(args[2], ir.DoubleType()), ir.Constant(i32, 0))
-        add = builder.insert_element(add, builder.fpext(args[3], ir.DoubleType()), ir.Constant(i32, 1))
-        # align=8: numba only guarantees element alignment for its arrays.
-        builder.store(builder.fadd(builder.load(ptr, align=8), add), ptr, align=8)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _add_gc(typingctx, acc, b, g):
-    """Add ``(g, 1)`` to ``acc[b, :2]`` as one 2-wide vector operation.
-
-    Used with constant hessians; ``acc`` must be a C-contiguous
-    ``(n_bins, 2)`` float64 array and ``b < n_bins`` (not checked).
-    """
-    sig = types.void(acc, b, g)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        i64 = ir.IntType(64)
-        offset = builder.mul(builder.zext(args[1], i64), ir.Constant(i64, 2))
-        vec_t = ir.VectorType(ir.DoubleType(), 2)
-        ptr = builder.bitcast(builder.gep(ary.data, [offset]), vec_t.as_pointer())
-        add = ir.Constant(vec_t, [0.0, 1.0])
-        add = builder.insert_element(add, builder.fpext(args[2], ir.DoubleType()),
-                                     ir.Constant(ir.IntType(32), 0))
-        builder.store(builder.fadd(builder.load(ptr, align=8), add), ptr, align=8)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _prefetch(typingctx, column, j):
-    """Ask the CPU to start loading ``column[j]`` into cache (a hint: it
-    never faults and changes no result). ``column`` is a 1-d uint8 array."""
-    sig = types.void(column, j)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        index = builder.zext(args[1], ir.IntType(64))
-        byte_ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
-            "llvm.prefetch.p0")
-        # (address, read, high temporal locality, data cache)
-        address = builder.bitcast(builder.gep(ary.data, [index]), byte_ptr)
-        builder.call(fn, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
 
 def allocate_histograms(n_histograms, n_features, n_bins):
     """Allocate a stack of histograms.
@@ -153,149 +69,6 @@ def allocate_histograms(n_histograms, n_features, n_bins):
         Zero-filled buffer; see the module docstring for the last axis.
     """
     return np.zeros((n_histograms, n_features, n_bins, HIST_WIDTH), dtype=np.float64)
-
-
-@njit(cache=True)
-def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-               start, stop, hist, value_bins, ahead):
-    """Accumulate features[start:stop] (at most 4) into ``hist``, general
-    hessians; with ``use_indices``, prefetch the columns ``ahead`` rows ahead
-    (0: none). Only the bins a feature's rows can fall in, its first
-    ``value_bins[f]`` and the missing bin (the last), are cleared first."""
-    n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
-    n_hinted = max(0, n - ahead) if ahead > 0 else 0
-    missing_bin = hist.shape[1] - 1
-    for k in range(start, stop):
-        f = features[k]
-        hist[f, :value_bins[f]] = 0.0
-        hist[f, missing_bin] = 0.0
-    if stop - start == GROUP_FEATURES:
-        c0 = X_binned[:, features[start]]
-        c1 = X_binned[:, features[start + 1]]
-        c2 = X_binned[:, features[start + 2]]
-        c3 = X_binned[:, features[start + 3]]
-        h0 = hist[features[start]]
-        h1 = hist[features[start + 1]]
-        h2 = hist[features[start + 2]]
-        h3 = hist[features[start + 3]]
-        if use_indices:
-            for i in range(n):
-                if i < n_hinted:
-                    k = np.uint32(sample_indices[i + ahead])
-                    _prefetch(c0, k)
-                    _prefetch(c1, k)
-                    _prefetch(c2, k)
-                    _prefetch(c3, k)
-                # uint32 index: no negative-index wraparound check.
-                j = np.uint32(sample_indices[i])
-                g = gradients[i]
-                h = hessians[i]
-                _add_ghc(h0, c0[j], g, h)
-                _add_ghc(h1, c1[j], g, h)
-                _add_ghc(h2, c2[j], g, h)
-                _add_ghc(h3, c3[j], g, h)
-        else:
-            for i in range(n):
-                g = gradients[i]
-                h = hessians[i]
-                _add_ghc(h0, c0[i], g, h)
-                _add_ghc(h1, c1[i], g, h)
-                _add_ghc(h2, c2[i], g, h)
-                _add_ghc(h3, c3[i], g, h)
-    else:
-        for k in range(start, stop):
-            col = X_binned[:, features[k]]
-            hf = hist[features[k]]
-            if use_indices:
-                for i in range(n):
-                    _add_ghc(hf, col[np.uint32(sample_indices[i])], gradients[i], hessians[i])
-            else:
-                for i in range(n):
-                    _add_ghc(hf, col[i], gradients[i], hessians[i])
-
-
-@njit(cache=True)
-def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, features,
-                     start, stop, hist, value_bins, ahead):
-    """Accumulate features[start:stop] (at most 8) into ``hist``, constant
-    hessian; ``value_bins`` and ``ahead`` as in :func:`_hist_rows`."""
-    n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
-    n_hinted = max(0, n - ahead) if ahead > 0 else 0
-    n_bins = hist.shape[1]
-    missing_bin = n_bins - 1
-    acc = np.empty((GROUP_FEATURES_CONST, n_bins, 2))
-    for k in range(start, stop):
-        acc[k - start, :value_bins[features[k]]] = 0.0
-        acc[k - start, missing_bin] = 0.0
-    if stop - start == GROUP_FEATURES_CONST:
-        c0 = X_binned[:, features[start]]
-        c1 = X_binned[:, features[start + 1]]
-        c2 = X_binned[:, features[start + 2]]
-        c3 = X_binned[:, features[start + 3]]
-        c4 = X_binned[:, features[start + 4]]
-        c5 = X_binned[:, features[start + 5]]
-        c6 = X_binned[:, features[start + 6]]
-        c7 = X_binned[:, features[start + 7]]
-        a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
-        a4, a5, a6, a7 = acc[4], acc[5], acc[6], acc[7]
-        if use_indices:
-            for i in range(n):
-                if i < n_hinted:
-                    k = np.uint32(sample_indices[i + ahead])
-                    _prefetch(c0, k)
-                    _prefetch(c1, k)
-                    _prefetch(c2, k)
-                    _prefetch(c3, k)
-                    _prefetch(c4, k)
-                    _prefetch(c5, k)
-                    _prefetch(c6, k)
-                    _prefetch(c7, k)
-                j = np.uint32(sample_indices[i])
-                g = gradients[i]
-                _add_gc(a0, c0[j], g)
-                _add_gc(a1, c1[j], g)
-                _add_gc(a2, c2[j], g)
-                _add_gc(a3, c3[j], g)
-                _add_gc(a4, c4[j], g)
-                _add_gc(a5, c5[j], g)
-                _add_gc(a6, c6[j], g)
-                _add_gc(a7, c7[j], g)
-        else:
-            for i in range(n):
-                g = gradients[i]
-                _add_gc(a0, c0[i], g)
-                _add_gc(a1, c1[i], g)
-                _add_gc(a2, c2[i], g)
-                _add_gc(a3, c3[i], g)
-                _add_gc(a4, c4[i], g)
-                _add_gc(a5, c5[i], g)
-                _add_gc(a6, c6[i], g)
-                _add_gc(a7, c7[i], g)
-    else:
-        for k in range(start, stop):
-            col = X_binned[:, features[k]]
-            a = acc[k - start]
-            if use_indices:
-                for i in range(n):
-                    _add_gc(a, col[np.uint32(sample_indices[i])], gradients[i])
-            else:
-                for i in range(n):
-                    _add_gc(a, col[i], gradients[i])
-    for k in range(start, stop):
-        hf = hist[features[k]]
-        a = acc[k - start]
-        for b in range(value_bins[features[k]]):
-            _store_const(hf, a, b, hessian)
-        _store_const(hf, a, missing_bin, hessian)
-
-
-@njit(cache=True, inline="always")
-def _store_const(hf, a, b, hessian):
-    """Bin ``b`` of a constant-hessian accumulator as a histogram bin."""
-    hf[b, 0] = a[b, 0]
-    hf[b, 1] = a[b, 1] * hessian
-    hf[b, 2] = a[b, 1]
-    hf[b, 3] = 0.0
 
 
 # The root's histogram reads every row directly, a node's reads its rows
@@ -329,12 +102,10 @@ def _build_histogram_of_rows(X_binned, sample_indices, use_indices, gradients, h
     at a time. ``ahead``: how many rows ahead to prefetch (see
     :func:`_prefetch_distance`).
     """
-    n_active = features.shape[0]
-    n_groups = (n_active + GROUP_FEATURES - 1) // GROUP_FEATURES
-    for grp in prange(n_groups):
-        first = grp * GROUP_FEATURES
+    starts = _feature_groups(features, value_bins, X_binned.shape[0])
+    for grp in prange(starts.shape[0] - 1):
         _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, features,
-                   first, min(first + GROUP_FEATURES, n_active), hist, value_bins, ahead)
+                   starts[grp], starts[grp + 1], hist, value_bins, ahead)
 
 
 @njit(parallel=True, cache=True)
@@ -388,8 +159,8 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
             j = indices[i]
             ordered_g[i] = gradients[j]
             ordered_h[i] = hessians[j]
-    n_active = features.shape[0]
-    n_groups = (n_active + GROUP_FEATURES - 1) // GROUP_FEATURES
+    groups = _feature_groups(features, value_bins, X_binned.shape[0])
+    n_groups = groups.shape[0] - 1
     n_samples = X_binned.shape[0]
     for task in prange(n_nodes * n_groups):
         grp = task // n_nodes
@@ -399,10 +170,9 @@ def _build_histograms_of_nodes(X_binned, indices, starts, stops, gradients, hess
         ahead = (_PREFETCH_ROWS_AHEAD if hi - lo < _PREFETCH_MAX_SHARE * n_samples else 0)
         # np.bool_, not a bare True: the per-node kernels pass a bool, and a
         # literal would make numba compile the loops once more for its type.
-        first = grp * GROUP_FEATURES
         _hist_rows(X_binned, indices[lo:hi], np.bool_(True), ordered_g[lo:hi], ordered_h[lo:hi],
-                   features, first, min(first + GROUP_FEATURES, n_active), histograms[slots[k]],
-                   value_bins, ahead)
+                   features, groups[grp], groups[grp + 1], histograms[slots[k]], value_bins,
+                   ahead)
 
 
 @njit(parallel=True, cache=True)

@@ -11,7 +11,8 @@ cores, but only in trees whose features can share the work.
 import numba
 
 from .._utils.parallel import may_pick_parallel
-from .histogram import _MIN_PARALLEL_CELLS, n_feature_groups
+from .histogram import _MIN_PARALLEL_CELLS
+from .histogram_rows import n_feature_groups
 from .wide_histogram import _MIN_PARALLEL_CELLS as _MIN_PARALLEL_WIDE_CELLS
 from .wide_histogram import n_wide_groups
 
@@ -41,9 +42,10 @@ def parallel_from_little_work(rows, n_used):
     from LOOP_MIN_PARALLEL_* work, rather than from pick()'s thresholds:
     if the tree's root histogram is large enough for pick() to build it in
     parallel and the tree's features make at least two of the histogram
-    kernels' parallel units (groups of 4 features, 8 with constant hessians)
-    per thread. A tree of small root is grown as before, so a first fit on
-    tiny data compiles no parallel kernel.
+    kernels' parallel units (groups of 4 or 8 features, see
+    :func:`~.histogram_rows.n_feature_groups`) per thread. A tree of small root
+    is grown as before, so a first fit on tiny data compiles no parallel
+    kernel.
 
     Nodes run in parallel from little work only if nearly all of them do
     (threads left idle between two regions likely fall asleep and take far
@@ -54,7 +56,8 @@ def parallel_from_little_work(rows, n_used):
     at pick()'s; raising only the scans' to 8,000 bins made MQ2008 and
     LightGBM's example fits no faster than with pick()'s.
     """
-    n_groups = n_feature_groups(rows.features.shape[0], rows.const_hessian is not None)
+    n_groups = n_feature_groups(rows.features, rows.value_bins, rows.X_binned.shape[0],
+                                rows.const_hessian is not None)
     return (may_pick_parallel(n_used * rows.features.shape[0], _MIN_PARALLEL_CELLS)
             and n_groups >= 2 * numba.get_num_threads())
 

@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
-from .histogram import COUNT, SUM_G, SUM_H, _add_ghc, _value_bins
+from .histogram import COUNT, SUM_G, SUM_H, _value_bins
+from .histogram_rows import _add_ghc
 
 # A stand-in of the same dtype for the unused rows of a root histogram, so
 # that both cases share one compiled specialisation.
