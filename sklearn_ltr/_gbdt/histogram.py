@@ -6,8 +6,9 @@ shape ``(n_features, n_bins, 4)``, C-ordered, where the last axis is
 ``(sum_gradients, sum_hessians, count, unused)``. Why this layout:
 
 - one bin is 32 contiguous bytes, so adding a row to a bin is a single
-  4-wide vector read-modify-write of ``(g, h, 1, 0)`` (see :func:`.histogram_rows._add_ghc`)
-  instead of three scalar ones; the fourth slot is padding for that;
+  4-wide vector read-modify-write of ``(g, h, 1, 0)`` (see
+  :func:`.histogram_rows._add_ghc`) instead of three scalar ones; the
+  fourth slot is padding for that;
 - one feature's histogram is 8 KB for 256 bins, so the four histograms of a
   feature group (below) stay in L1 cache while their columns are scanned;
 - plain float arrays compile in numba to bare pointer arithmetic and let
