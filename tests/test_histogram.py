@@ -98,7 +98,6 @@ def test_feature_mask_leaves_other_features_untouched():
     assert np.all(hist[off] == -7.0)
 
 
-
 def test_narrow_features_of_small_data_are_grouped_by_eight():
     features = np.arange(20, dtype=np.int64)
     # 12 features of 16 value bins (8 of them: 136 bins with the missing
@@ -129,6 +128,7 @@ def test_groups_of_eight_equal_features_built_one_at_a_time():
     root = allocate_histograms(1, X.shape[1], N_BINS)[0]
     _build_histogram_root(X, g, h, np.ones(X.shape[1], np.uint8), root)
     np.testing.assert_array_equal(root, _build(X, g, h, np.arange(len(g), dtype=np.int32)))
+
 
 @needs_two_threads
 def test_histogram_same_on_one_and_two_threads():
