@@ -13,7 +13,12 @@ from sklearn_ltr._gbdt.histogram import (
     _gather_gradients,
     allocate_histograms,
 )
-from sklearn_ltr._gbdt.histogram_rows import NARROW_GROUP_MAX_ROWS, _feature_groups
+from sklearn_ltr._gbdt.histogram_rows import (
+    NARROW_GROUP_MAX_ROWS,
+    _feature_groups,
+    histogram_bins,
+    missing_bin_of,
+)
 from sklearn_ltr._utils.threads import numba_threads
 
 N_BINS = 17  # 16 value bins + the missing bin
@@ -28,8 +33,9 @@ def _data(n=1000, n_features=11, seed=0):
 
 
 def _brute_force(X, g, h, rows):
-    """Oracle with np.add.at, in the kernels' (sum_g, sum_h, count, 0) layout."""
-    out = np.zeros((X.shape[1], N_BINS, 4))
+    """Oracle with np.add.at, in the kernels' (sum_g, sum_h, count, 0) layout,
+    the padding bins after the missing one zero."""
+    out = np.zeros((X.shape[1], histogram_bins(N_BINS), 4))
     for f in range(X.shape[1]):
         b = X[rows, f]
         np.add.at(out[f, :, 0], b, g[rows].astype(np.float64))
@@ -46,6 +52,16 @@ def _build(X, g, h, rows, mask=None):
     hist = allocate_histograms(1, X.shape[1], N_BINS)[0]
     _build_histogram(X, rows, og, oh, mask, hist)
     return hist
+
+
+@pytest.mark.parametrize("max_bins", [15, 31, 63, 127, 255])
+def test_features_start_an_odd_number_of_cache_lines_apart(max_bins):
+    # At a power of two bytes apart, every feature's first bins would fall
+    # in the same cache sets (see the layout in sklearn_ltr._gbdt.histogram).
+    hist = allocate_histograms(1, 3, max_bins + 1)[0]
+    assert hist.strides[0] == 32 * histogram_bins(max_bins + 1)
+    assert hist.strides[0] % 64 == 0 and (hist.strides[0] // 64) % 2 == 1
+    assert missing_bin_of(hist) == max_bins
 
 
 def test_node_histogram_equals_brute_force():
@@ -84,17 +100,17 @@ def test_feature_mask_leaves_other_features_untouched():
     _build_histogram(X, rows, og, oh, mask, hist)
     expected = _brute_force(X, g, h, rows)
     on, off = mask == 1, mask == 0
-    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    np.testing.assert_allclose(hist[on][:, :N_BINS], expected[on][:, :N_BINS], rtol=1e-12)
     assert np.all(hist[off] == -7.0)
     hist[:] = -7.0
     _build_histogram_root(X, g, h, mask, hist)
-    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    np.testing.assert_allclose(hist[on][:, :N_BINS], expected[on][:, :N_BINS], rtol=1e-12)
     assert np.all(hist[off] == -7.0)
     hist[:] = -7.0
     _build_histogram_root_const(X, g, 1.0, mask, hist)
     ones = np.ones_like(h)
     expected = _brute_force(X, g, ones, rows)
-    np.testing.assert_allclose(hist[on], expected[on], rtol=1e-12)
+    np.testing.assert_allclose(hist[on][:, :N_BINS], expected[on][:, :N_BINS], rtol=1e-12)
     assert np.all(hist[off] == -7.0)
 
 
@@ -194,9 +210,10 @@ def test_value_bins_write_the_used_bins_and_missing_and_nothing_else(n_features,
     h = (rng.uniform(0.1, 2, n) if hessian is None else np.full(n, hessian)).astype(np.float32)
     mask = np.ones(n_features, np.uint8)
     rows = np.sort(rng.choice(n, 250, replace=False)).astype(np.int32)
-    written = np.zeros((n_features, N_BINS), dtype=bool)
+    # The padding bins after the missing bin are never written either.
+    written = np.zeros((n_features, histogram_bins(N_BINS)), dtype=bool)
     for f, v in enumerate(value_bins):
-        written[f, :v] = written[f, -1] = True
+        written[f, :v] = written[f, N_BINS - 1] = True
     for name, rows_used in (("root", np.arange(n, dtype=np.int32)), ("node", rows)):
         hist = allocate_histograms(1, n_features, N_BINS)[0]
         hist[:] = -7.0
@@ -259,9 +276,10 @@ def test_one_pass_over_nodes_equals_brute_force_of_each_node(hessian, parallel):
     for k, slot in enumerate(slots):
         rows = indices[starts[k]:stops[k]]
         # np.add.at adds in row order, as the kernels do: equal bit for bit.
-        np.testing.assert_array_equal(pool[slot][on][..., :3],
-                                      _brute_force(X, g, h, rows)[on][..., :3])
+        np.testing.assert_array_equal(pool[slot][on][:, :N_BINS, :3],
+                                      _brute_force(X, g, h, rows)[on][:, :N_BINS, :3])
         assert np.all(pool[slot][~on] == -7.0)
+        assert np.all(pool[slot][:, N_BINS:] == -7.0)  # the padding
     for slot in set(range(8)) - set(slots):
         assert np.all(pool[slot] == -7.0)
 

@@ -2,15 +2,23 @@
 
 A node's histogram holds, for every feature and bin, the sum of gradients,
 the sum of hessians and the number of rows. It is a plain float64 array of
-shape ``(n_features, n_bins, 4)``, C-ordered, where the last axis is
-``(sum_gradients, sum_hessians, count, unused)``. Why this layout:
+shape ``(n_features, histogram_bins(n_bins), 4)``, C-ordered, where the last
+axis is ``(sum_gradients, sum_hessians, count, unused)``. Why this layout:
 
 - one bin is 32 contiguous bytes, so adding a row to a bin is a single
   4-wide vector read-modify-write of ``(g, h, 1, 0)`` (see
   :func:`.histogram_rows._add_ghc`) instead of three scalar ones; the
   fourth slot is padding for that;
-- one feature's histogram is 8 KB for 256 bins, so the four histograms of a
-  feature group (below) stay in L1 cache while their columns are scanned;
+- one feature's histogram is about 8 KB for 256 bins, so the histograms of a
+  feature group (below) stay in L1 cache while their columns are scanned.
+  Each feature has :data:`~.histogram_rows.PADDING_BINS` bins more than
+  ``n_bins``, never used (the missing bin stays bin ``n_bins - 1``,
+  :func:`~.histogram_rows.missing_bin_of`): with exactly 8 KB, the first
+  bins of all features fell in the same cache sets, and on LightGBM's
+  example, whose features have few values, each bin a row updated evicted
+  another feature's. Padded, the histograms of 500-tree fits of it take
+  about a fifth less time; on ``make_ranking``'s 255-bin features they take
+  the same;
 - plain float arrays compile in numba to bare pointer arithmetic and let
   NumPy do whole-array operations. Counts are exact in float64 up to 2**53.
 
@@ -44,6 +52,8 @@ from .histogram_rows import (
     _feature_groups,
     _hist_rows,
     _hist_rows_const,
+    histogram_bins,
+    missing_bin_of,
 )
 
 # Indices along the last histogram axis.
@@ -66,10 +76,12 @@ def allocate_histograms(n_histograms, n_features, n_bins):
 
     Returns
     -------
-    histograms : ndarray of shape (n_histograms, n_features, n_bins, 4), dtype float64
-        Zero-filled buffer; see the module docstring for the last axis.
+    histograms : ndarray of shape (n_histograms, n_features, histogram_bins(n_bins), 4), dtype float64
+        Zero-filled buffer; see the module docstring for the layout. The
+        bins from ``n_bins`` on are padding.
     """
-    return np.zeros((n_histograms, n_features, n_bins, HIST_WIDTH), dtype=np.float64)
+    return np.zeros((n_histograms, n_features, histogram_bins(n_bins), HIST_WIDTH),
+                    dtype=np.float64)
 
 
 # The root's histogram reads every row directly, a node's reads its rows
@@ -289,7 +301,7 @@ def _prefetch_distance(n_node_rows, n_rows):
 def _value_bins(value_bins, hist):
     """``value_bins``, or every bin but the missing one for each feature."""
     if value_bins is None:
-        return np.full(hist.shape[0], hist.shape[1] - 1, dtype=np.int64)
+        return np.full(hist.shape[0], missing_bin_of(hist), dtype=np.int64)
     return value_bins
 
 

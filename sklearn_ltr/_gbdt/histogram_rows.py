@@ -17,7 +17,30 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["GROUP_FEATURES", "GROUP_FEATURES_CONST", "NARROW_GROUP_BINS", "NARROW_GROUP_FEATURES",
-           "NARROW_GROUP_MAX_ROWS", "n_feature_groups"]
+           "NARROW_GROUP_MAX_ROWS", "PADDING_BINS", "histogram_bins", "missing_bin_of",
+           "n_feature_groups"]
+
+# Each feature's histogram is allocated this many bins more than it uses,
+# never written nor read, so that features do not start a power of two
+# bytes apart (see the layout in :mod:`.histogram`). With 256 bins of 32
+# bytes, every feature's first bins fell in the same few sets of the L1 and
+# L2 caches: the bins a group of features of few values keeps updating
+# evicted one another. Two bins more (8,256 bytes, 129 cache lines, an odd
+# number) spread them over all sets.
+PADDING_BINS = 2
+
+
+def histogram_bins(n_bins):
+    """The bins allocated for each feature of a histogram of ``n_bins``
+    bins (``max_bins + 1``): its row stride, in bins."""
+    return n_bins + PADDING_BINS
+
+
+@njit(cache=True, inline="always")
+def missing_bin_of(hist):
+    """The missing bin of ``hist``, of shape ``(n_features,
+    histogram_bins(n_bins), 4)``: the last bin before the padding."""
+    return hist.shape[1] - 1 - PADDING_BINS
 
 # Features per group, the kernels' unit of parallel work: general hessians,
 # constant hessians. _hist_rows and _hist_rows_const unroll a full group.
@@ -135,7 +158,7 @@ def _hist_rows(X_binned, sample_indices, use_indices, gradients, hessians, featu
     and the missing bin (the last), are cleared first."""
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
     n_hinted = max(0, n - ahead) if ahead > 0 else 0
-    missing_bin = hist.shape[1] - 1
+    missing_bin = missing_bin_of(hist)
     for k in range(start, stop):
         f = features[k]
         hist[f, :value_bins[f]] = 0.0
@@ -285,7 +308,7 @@ def _hist_rows_const(X_binned, sample_indices, use_indices, gradients, hessian, 
     n = gradients.shape[0] if not use_indices else sample_indices.shape[0]
     n_hinted = max(0, n - ahead) if ahead > 0 else 0
     n_bins = hist.shape[1]
-    missing_bin = n_bins - 1
+    missing_bin = missing_bin_of(hist)
     acc = np.empty((GROUP_FEATURES_CONST, n_bins, 2))
     for k in range(start, stop):
         acc[k - start, :value_bins[features[k]]] = 0.0

@@ -5,9 +5,10 @@ as several features, *blocks*, each holding some of its categories and
 sending every other value to its missing bin (see :mod:`.binning`). Built
 feature by feature, a column of ``B`` blocks would be scanned ``B`` times,
 though each row falls in a value bin of one block at most. Here each row is
-read once: its *block code* ``block * n_bins + bin`` (-1 if it is in no
-block's value bins), added to the offset of the column's first block in the
-flattened histogram, says which block's bin it adds to, and each block's
+read once: its *block code* ``block * stride + bin`` (-1 if it is in no
+block's value bins; ``stride`` is the histogram's bins per feature,
+:func:`~.histogram_rows.histogram_bins`), added to the offset of the
+column's first block in the flattened histogram, says which block's bin it adds to, and each block's
 missing bin is then the node's totals minus the block's value bins. The
 value bins are summed in row order, as the feature-by-feature kernels sum
 them, so they are the same bit for bit; a missing bin, found by
@@ -20,7 +21,7 @@ from numba import njit, prange
 
 from .._utils.parallel import pick, serial_twin
 from .histogram import COUNT, SUM_G, SUM_H, _value_bins
-from .histogram_rows import _add_ghc
+from .histogram_rows import _add_ghc, histogram_bins, missing_bin_of
 
 # A stand-in of the same dtype for the unused rows of a root histogram, so
 # that both cases share one compiled specialisation.
@@ -30,17 +31,17 @@ __all__ = ["WideColumns", "n_wide_groups"]
 
 
 @njit(cache=True)
-def _block_codes(X_binned, first, n_blocks, missing_bin, out):
+def _block_codes(X_binned, first, n_blocks, missing_bin, stride, out):
     """Block code of every row of the column whose blocks are the features
     ``first .. first + n_blocks - 1`` of ``X_binned``, written to ``out``:
-    ``block * (missing_bin + 1) + bin``, or -1."""
+    ``block * stride + bin``, or -1."""
     out[:] = -1
     for b in range(n_blocks):
         column = X_binned[:, first + b]
         for i in range(column.shape[0]):
             v = column[i]
             if v != missing_bin:
-                out[i] = b * (missing_bin + 1) + v
+                out[i] = b * stride + v
 
 
 # Wide columns built in one pass over the rows: each row's gradient and
@@ -59,16 +60,16 @@ def _group_histograms(codes, rows, use_rows, gradients, hessians, hessian, first
     without, row ``i`` has ``gradients[i]``. ``hessian`` >= 0 is the
     constant hessian of every row (``hessians`` unread), < 0 reads them.
     """
-    n_bins = hist.shape[1]
-    missing_bin = n_bins - 1
+    stride = hist.shape[1]
+    missing_bin = missing_bin_of(hist)
     const = hessian >= 0.0
     # Each row adds (g, h, 1, 0) to one bin of the flattened histogram, at
     # the offset of its column's first block plus its block code.
-    flat = hist.reshape(hist.shape[0] * n_bins, hist.shape[2])
+    flat = hist.reshape(hist.shape[0] * stride, hist.shape[2])
     base = np.empty(columns.shape[0], dtype=np.int64)
     for k in range(columns.shape[0]):
         w = columns[k]
-        base[k] = firsts[w] * n_bins
+        base[k] = firsts[w] * stride
         for b in range(n_blocks[w]):
             f = firsts[w] + b
             hist[f, :value_bins[f]] = 0.0
@@ -162,7 +163,8 @@ class WideColumns:
         self._codes = np.empty((X_binned.shape[0], self._first.shape[0]), dtype=np.int32,
                                order="F")
         for w, (start, n) in enumerate(zip(self._first, self._n_blocks)):
-            _block_codes(X_binned, start, n, missing_bin, self._codes[:, w])
+            _block_codes(X_binned, start, n, missing_bin, histogram_bins(missing_bin + 1),
+                         self._codes[:, w])
 
     def active(self, feature_mask):
         """The wide columns with a block in ``feature_mask`` (their indices,

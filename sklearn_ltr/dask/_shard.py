@@ -29,7 +29,7 @@ import numpy as np
 from .._gbdt.booster import TrainingData, objective_generator, small_trainset_groups
 from .._gbdt.common import X_DTYPE, Y_DTYPE
 from .._gbdt.grower import GrownTree
-from .._gbdt.histogram import HIST_WIDTH
+from .._gbdt.histogram import allocate_histograms
 from .._objectives.unbiased_lambdarank import check_positions
 from .._rankers.categorical_input import encode_pandas_categories
 from .._rankers.input_checks import check_labels, check_numeric_columns
@@ -272,7 +272,7 @@ class TrainingShard:
                                      bin_mapper.wide_feature_columns())
         # One histogram buffer, reused for every histogram this shard sends.
         n_bins = bin_mapper.missing_values_bin_idx_ + 1
-        self._hist = np.zeros((n_binned, n_bins, HIST_WIDTH))
+        self._hist = allocate_histograms(1, n_binned, n_bins)[0]
         return objective.name, objective.init_score_statistics()
 
     # -- boosting -------------------------------------------------------------
