@@ -42,6 +42,7 @@ def missing_bin_of(hist):
     histogram_bins(n_bins), 4)``: the last bin before the padding."""
     return hist.shape[1] - 1 - PADDING_BINS
 
+
 # Features per group, the kernels' unit of parallel work: general hessians,
 # constant hessians. _hist_rows and _hist_rows_const unroll a full group.
 GROUP_FEATURES = 4

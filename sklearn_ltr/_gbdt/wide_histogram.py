@@ -8,12 +8,12 @@ though each row falls in a value bin of one block at most. Here each row is
 read once: its *block code* ``block * stride + bin`` (-1 if it is in no
 block's value bins; ``stride`` is the histogram's bins per feature,
 :func:`~.histogram_rows.histogram_bins`), added to the offset of the
-column's first block in the flattened histogram, says which block's bin it adds to, and each block's
-missing bin is then the node's totals minus the block's value bins. The
-value bins are summed in row order, as the feature-by-feature kernels sum
-them, so they are the same bit for bit; a missing bin, found by
-subtraction, may differ from a row-by-row sum in the last bits (and is set
-to exactly zero when no row is in it).
+column's first block in the flattened histogram, says which block's bin it
+adds to, and each block's missing bin is then the node's totals minus the
+block's value bins. The value bins are summed in row order, as the
+feature-by-feature kernels sum them, so they are the same bit for bit; a
+missing bin, found by subtraction, may differ from a row-by-row sum in the
+last bits (and is set to exactly zero when no row is in it).
 """
 
 import numpy as np
