@@ -238,7 +238,8 @@ def test_bitsets_hold_exactly_their_bins(n_bins):
 def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing):
     # Features of up to _FEW_BINS value bins take the one-pass scan, the
     # others the vectorised one: on every histogram both give the same split
-    # (gain, bin, direction and sums), ties and invalid thresholds included.
+    # (gain, bin, direction and sums), ties and invalid thresholds included,
+    # whatever min_samples_leaf leaves out.
     from sklearn_ltr._gbdt.splitting import (
         _FEW_BINS,
         _best_threshold_one_pass,
@@ -261,11 +262,14 @@ def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing)
             h[missing_bin] = (rng.standard_normal(), counts[-1] * 0.5, counts[-1], 0.0)
         has_missing = h[missing_bin, 2] > 0
         sum_g, sum_h, count = h[:, 0].sum(), h[:, 1].sum(), h[:, 2].sum()
-        args = (h, n_bins, missing_bin, has_missing, sum_g, sum_h, count,
-                sum_g ** 2 / (sum_h + 0.5), 3, 1e-3, 0.5)
-        one_pass = _best_threshold_one_pass(*args)
-        vectorized = _best_threshold_vectorized(*args, scratch)
-        assert one_pass == vectorized
+        # The one-pass scan computes no gain where a child has fewer than
+        # min_samples_leaf rows: up to every threshold (40).
+        for min_samples_leaf in (1, 3, 12, 40):
+            args = (h, n_bins, missing_bin, has_missing, sum_g, sum_h, count,
+                    sum_g ** 2 / (sum_h + 0.5), min_samples_leaf, 1e-3, 0.5)
+            one_pass = _best_threshold_one_pass(*args)
+            vectorized = _best_threshold_vectorized(*args, scratch)
+            assert one_pass == vectorized
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 4])
