@@ -21,7 +21,8 @@ __all__ = ["GROUP_FEATURES", "GROUP_FEATURES_CONST", "NARROW_GROUP_BINS", "NARRO
            "n_feature_groups"]
 
 # Each feature's histogram is allocated this many bins more than it uses,
-# never written nor read, so that features do not start a power of two
+# never written and never used (a whole-feature sum such as a symmetric
+# level's adds their zeros), so that features do not start a power of two
 # bytes apart (see the layout in :mod:`.histogram`). With 256 bins of 32
 # bytes, every feature's first bins fell in the same few sets of the L1 and
 # L2 caches: the bins a group of features of few values keeps updating
