@@ -233,23 +233,39 @@ def test_bitsets_hold_exactly_their_bins(n_bins):
                 assert {b for b in range(256) if in_bitset(bins, b)} == expected
 
 
+def _every_threshold_best(h, n_bins, missing_bin, has_missing, sum_g, sum_h, count,
+                          parent_term, min_samples_leaf, min_hessian_to_split, l2):
+    # Oracle of the one-pass scan: the gain of every threshold of both
+    # directions, left sums accumulated in bin order, the first strictly
+    # largest kept (lowest bin, then missing right before missing left).
+    from sklearn_ltr._gbdt.scan_parts import threshold_gain
+
+    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
+    for d in range(2 if has_missing else 1):
+        gl, hl, cl = (h[missing_bin, 0], h[missing_bin, 1], h[missing_bin, 2]) if d else (0.0,) * 3
+        last = n_bins if has_missing and d == 0 else n_bins - 1
+        for b in range(last):
+            gl, hl, cl = gl + h[b, 0], hl + h[b, 1], cl + h[b, 2]
+            gain = threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term,
+                                  min_samples_leaf, min_hessian_to_split, l2)
+            if gain > best[0]:
+                best = (gain, b, d, gl, hl, cl)
+    return best
+
+
 @pytest.mark.parametrize("n_bins", [1, 2, 5, 31, 32, 33, 64, 255])
 @pytest.mark.parametrize("with_missing", [False, True])
-def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing):
-    # Features of up to _FEW_BINS value bins take the one-pass scan, the
-    # others the vectorised one: on every histogram both give the same split
-    # (gain, bin, direction and sums), ties and invalid thresholds included,
-    # whatever min_samples_leaf leaves out.
-    from sklearn_ltr._gbdt.splitting import (
-        _FEW_BINS,
-        _best_threshold_one_pass,
-        _best_threshold_vectorized,
-    )
+def test_one_pass_scan_equals_every_threshold_oracle(n_bins, with_missing):
+    # The one-pass scan computes a gain only where both children may hold
+    # min_samples_leaf rows and the screen cannot rule it out, yet finds the
+    # oracle's split bit for bit: gain, bin, direction and sums, ties and
+    # invalid thresholds included. With a floor (a gain another feature
+    # reached), the same split whenever its gain reaches the floor, and
+    # otherwise a lower gain of one of its own thresholds, or -inf.
+    from sklearn_ltr._gbdt.splitting import _best_threshold_one_pass
 
-    assert 2 < _FEW_BINS < 255
     rng = np.random.default_rng(n_bins)
     missing_bin = 255
-    scratch = np.empty((4, 256))
     for trial in range(50):
         h = np.zeros((256, 4))
         counts = rng.integers(0, 6, n_bins + 1).astype(float)
@@ -258,18 +274,67 @@ def test_one_pass_and_vectorized_scans_find_the_same_split(n_bins, with_missing)
         h[:n_bins, 2] = counts[:n_bins]
         h[:n_bins, 1] = counts[:n_bins] * rng.choice([0.25, 1.0], n_bins)
         h[:n_bins, 0] = np.round(rng.standard_normal(n_bins), 1) * counts[:n_bins]
+        if trial % 3 == 0:  # a rising trend: gains rising over most thresholds
+            h[:n_bins, 0] += np.linspace(-2.0, 2.0, n_bins) * counts[:n_bins]
         if with_missing:
             h[missing_bin] = (rng.standard_normal(), counts[-1] * 0.5, counts[-1], 0.0)
         has_missing = h[missing_bin, 2] > 0
         sum_g, sum_h, count = h[:, 0].sum(), h[:, 1].sum(), h[:, 2].sum()
-        # The one-pass scan computes no gain where a child has fewer than
-        # min_samples_leaf rows: up to every threshold (40).
+        l2 = 0.5 if trial % 2 else 0.0
         for min_samples_leaf in (1, 3, 12, 40):
             args = (h, n_bins, missing_bin, has_missing, sum_g, sum_h, count,
-                    sum_g ** 2 / (sum_h + 0.5), min_samples_leaf, 1e-3, 0.5)
-            one_pass = _best_threshold_one_pass(*args)
-            vectorized = _best_threshold_vectorized(*args, scratch)
-            assert one_pass == vectorized
+                    sum_g ** 2 / (sum_h + l2) if sum_h + l2 > 0 else 0.0, min_samples_leaf,
+                    1e-3, l2)
+            oracle = _every_threshold_best(*args)
+            assert _best_threshold_one_pass(*args, -np.inf) == oracle
+            if oracle[0] == -np.inf:
+                continue
+            for floor in (oracle[0], np.nextafter(oracle[0], -np.inf), oracle[0] - 1.0,
+                          np.nextafter(oracle[0], np.inf), oracle[0] + 0.5):
+                found = _best_threshold_one_pass(*args, floor)
+                if floor <= oracle[0]:
+                    assert found == oracle
+                else:
+                    assert found[0] <= oracle[0]
+
+
+def test_gain_screen_rules_out_only_lower_gains():
+    # gain_cannot_beat(..., screen_bound(best)) may be True only where the
+    # gain threshold_gain computes is not larger than best: checked against
+    # bests just below, at and just above each gain (one unit in the last
+    # place), over sums of every scale. And it does rule out gains well
+    # below the best, or the scan would save nothing.
+    from sklearn_ltr._gbdt.scan_parts import gain_cannot_beat, screen_bound, threshold_gain
+
+    rng = np.random.default_rng(7)
+    ruled_out = 0
+    for trial in range(4000):
+        scale = 10.0 ** rng.integers(-150, 150)
+        sum_g = rng.standard_normal() * scale
+        sum_h = rng.uniform(0.5, 50.0) * scale
+        gl = rng.standard_normal() * scale
+        hl = rng.uniform(0.0, 1.0) * sum_h
+        l2 = (0.0, 1e-3, 1.0)[trial % 3] * scale
+        parent = sum_g ** 2 / (sum_h + l2)
+        gain = threshold_gain(gl, hl, 50.0, sum_g, sum_h, 100.0, parent, 1, 0.0, l2)
+        if not np.isfinite(gain):
+            continue
+        for best in (np.nextafter(gain, -np.inf), gain, np.nextafter(gain, np.inf),
+                     gain * 2.0 + abs(parent), gain - abs(gain) * 1e-9):
+            if gain_cannot_beat(gl, hl, sum_g, sum_h, l2, screen_bound(best, parent)):
+                assert not gain > best
+        ruled_out += gain_cannot_beat(gl, hl, sum_g, sum_h, l2,
+                                      screen_bound(gain * 2.0 + abs(parent), parent))
+    assert ruled_out > 1000
+    # Nothing is decided from a product that overflowed, underflowed, is NaN,
+    # or has a denominator that is not positive: the gain is computed then.
+    for gl, hl, sum_g, sum_h, l2 in [(1e200, 1e200, 3e200, 5e200, 0.0),
+                                     (1e-160, 1e-160, 3e-160, 5e-160, 0.0),
+                                     (np.nan, 1.0, 2.0, 3.0, 0.0),
+                                     (1.0, 0.0, 2.0, 3.0, 0.0),
+                                     (1.0, 3.0, 2.0, 3.0, 0.0)]:
+        assert not gain_cannot_beat(gl, hl, sum_g, sum_h, l2, 1e300)
+    assert not gain_cannot_beat(1.0, 1.0, 2.0, 3.0, 0.0, screen_bound(-np.inf, 1.0))
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 4])

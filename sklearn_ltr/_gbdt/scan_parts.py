@@ -36,6 +36,52 @@ def threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term, min_samples_lea
     return gain if valid else -np.inf
 
 
+# How far below the best gain so far a threshold's gain must be shown to be
+# by the screen of :func:`gain_cannot_beat`: its products and the gain's
+# divisions each round by a few units in the last place (about 1e-16
+# relative), so the margin leaves room ten thousand times over.
+_SCREEN_MARGIN = 1e-12
+
+
+@njit(cache=True, inline="always")
+def screen_bound(best_gain, parent_term):
+    """The bound :func:`gain_cannot_beat` compares with, for a scan whose
+    best gain so far is ``best_gain``: ``best_gain + parent_term`` lowered by
+    the relative margin. ``-inf`` (no gain yet) screens out nothing."""
+    return (best_gain + parent_term) * (1.0 - _SCREEN_MARGIN)
+
+
+@njit(cache=True, inline="always")
+def gain_cannot_beat(gl, hl, sum_g, sum_h, l2, bound):
+    """Whether the gain :func:`threshold_gain` would compute for this
+    threshold is certainly not larger than the best so far (whose
+    :func:`screen_bound` is ``bound``), found with multiplications only.
+
+    With ``dl = hl + l2`` and ``dr = sum_h - hl + l2`` both positive, the
+    gain plus the parent's term is ``(gl**2 * dr + gr**2 * dl) / (dl * dr)``.
+    If that numerator is below ``bound * dl * dr``, the gain is below the
+    best by the margin of :func:`screen_bound`, far more than the rounding
+    of either computation, and rounding is monotonic: the gain computed
+    cannot compare larger. A scan that skips the thresholds screened out
+    finds the same split, bit for bit, with no division where it did two:
+    along a rising gain curve most thresholds still need their gain, past
+    its peak almost none do.
+
+    The screen decides nothing (returns False, and the gain is computed)
+    unless both denominators lie in ``[1e-100, 1e100]`` and
+    ``bound * dl * dr`` exceeds ``1e-190``: then no product overflows
+    unnoticed (an infinite numerator is not below anything finite) and a
+    squared gradient sum that underflows moves the numerator by less than
+    ``1e-207``, far inside the margin.
+    """
+    gr = sum_g - gl
+    dl = hl + l2
+    dr = (sum_h - hl) + l2
+    limit = bound * (dl * dr)
+    return ((gl * gl * dr + gr * gr * dl < limit) & (limit > 1e-190)
+            & (dl >= 1e-100) & (dl <= 1e100) & (dr >= 1e-100) & (dr <= 1e100))
+
+
 @njit(cache=True, inline="always")
 def subtract_sibling(hf, sf, n_bins_nm, missing_bin):
     """Turn a feature's histogram ``hf``, its parent's, into the node's by

@@ -38,9 +38,9 @@ from .common import BITSET_DTYPE, BITSET_WORDS, bitset_below, in_bitset
 from .constraints import _scan_feature_bounded
 from .scan_parts import (
     any_threshold_leaves_enough_rows,
-    first_best_threshold,
+    gain_cannot_beat,
     leaf_term,
-    left_sums,
+    screen_bound,
     start_of_left_sums,
     subtract_sibling,
     threshold_gain,
@@ -48,11 +48,11 @@ from .scan_parts import (
 
 
 # error_model="numpy": a division by a non-positive hessian sum gives inf or
-# NaN, which the gains loop then discards, instead of a check that raises
-# ZeroDivisionError and keeps the loop from being vectorised.
+# NaN, which the scan then discards, instead of a check that raises
+# ZeroDivisionError.
 @njit(cache=True, error_model="numpy")
 def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
-                            parent_term, min_samples_leaf, min_hessian_to_split, l2, scratch):
+                            parent_term, min_samples_leaf, min_hessian_to_split, l2, floor):
     """Scan the histogram of one feature for its best split.
 
     Parameters
@@ -73,8 +73,13 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
         Minimum sum of hessians per child.
     l2 : float
         L2 regularization.
-    scratch : ndarray of shape (4, >= n_bins_nm), dtype float64
-        Work space: the left sums and the gains of every threshold.
+    floor : float
+        A gain another feature of the node has reached (``-inf`` for none).
+        The thresholds shown to gain less need no gain computed (see
+        :func:`~.scan_parts.gain_cannot_beat`), so a feature whose best gain
+        is below ``floor`` may report a lower gain, or ``-inf``; a feature
+        whose best gain reaches it reports that split exactly, as with
+        ``-inf``.
 
     Returns
     -------
@@ -83,35 +88,31 @@ def _best_split_one_feature(h, n_bins_nm, missing_bin, sum_g, sum_h, count,
         ``-inf`` if no split satisfies the constraints.
     """
     has_missing = h[missing_bin, 2] > 0
-    if n_bins_nm <= _FEW_BINS:
-        best = _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h,
-                                        count, parent_term, min_samples_leaf,
-                                        min_hessian_to_split, l2)
-    else:
-        best = _best_threshold_vectorized(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h,
-                                          count, parent_term, min_samples_leaf,
-                                          min_hessian_to_split, l2, scratch)
-    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = best
+    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = _best_threshold_one_pass(
+        h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h, count, parent_term,
+        min_samples_leaf, min_hessian_to_split, l2, floor)
     if not has_missing:
         # No missing value seen here: send NaN to the child with more rows.
         best_mleft = 1 if best_cl >= count - best_cl else 0
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
 
 
-# Features with at most this many value bins are scanned in one pass, the
-# others by the vectorised scan, which costs about 45 ns more a feature
-# but 2 ns a bin against 5-7 (measured on 600 features: equal at about 40
-# bins). Both evaluate the same gains in the same order, so they find the
-# same split.
-_FEW_BINS = 32
-
-
 @njit(cache=True, inline="always", error_model="numpy")
 def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h, count,
-                             parent_term, min_samples_leaf, min_hessian_to_split, l2):
-    """The best threshold of one feature, each gain compared as soon as it
-    is computed (see :func:`_best_split_one_feature`)."""
+                             parent_term, min_samples_leaf, min_hessian_to_split, l2, floor):
+    """The best threshold of one feature, in one pass over its bins (see
+    :func:`_best_split_one_feature`): the left sums grow bin by bin, and a
+    threshold's gain is computed only where a child may hold enough rows
+    and the screen of :func:`~.scan_parts.gain_cannot_beat` cannot rule it
+    out; it is compared as soon as it is computed.
+
+    Every feature takes this scan. It replaced, for features of more than
+    32 bins, one that computed every threshold's gain on SIMD lanes and
+    then took the first largest; with the screen this one takes less time
+    at every number of bins measured (``benchmarks/results/fit_small.md``).
+    """
     best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = -np.inf, 0, 0, 0.0, 0.0, 0.0
+    bound = screen_bound(floor, parent_term)
     for d in range(2 if has_missing else 1):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
         gl, hl, cl = start_of_left_sums(h, missing_bin, d == 1)
@@ -121,10 +122,7 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
         # The thresholds whose left child has fewer than min_samples_leaf
         # rows come first, those whose right child has too few last (the
         # left child's rows grow with the threshold): their gain is -inf,
-        # so only their sums are accumulated, in the same order. On LightGBM's
-        # example the split scans of 500-tree fits took 9% less time (the
-        # median of 18 paired fits); the vectorised scan, whose gains loop
-        # runs on SIMD lanes, was slower with the same skip.
+        # so only their sums are accumulated, in the same order.
         b = 0
         while b < last:
             gl += h[b, 0]
@@ -134,38 +132,19 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
                 break
             b += 1
         while b < last and count - cl >= min_samples_leaf:
-            gain = threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term,
-                                  min_samples_leaf, min_hessian_to_split, l2)
-            if gain > best_gain:
-                best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = gain, b, d, gl, hl, cl
+            if not gain_cannot_beat(gl, hl, sum_g, sum_h, l2, bound):
+                gain = threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term,
+                                      min_samples_leaf, min_hessian_to_split, l2)
+                if gain > best_gain:
+                    best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = (
+                        gain, b, d, gl, hl, cl)
+                    bound = screen_bound(max(best_gain, floor), parent_term)
             b += 1
             if b < last:
                 gl += h[b, 0]
                 hl += h[b, 1]
                 cl += h[b, 2]
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _best_threshold_vectorized(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_h, count,
-                               parent_term, min_samples_leaf, min_hessian_to_split, l2, scratch):
-    """The best threshold of one feature: the left sums of every threshold,
-    then the gain of every threshold (-inf where a child would break a
-    constraint), then the first largest. The gains loop has no branch, so it
-    runs on SIMD lanes, several divisions at a time. The sums are
-    accumulated in bin order and the gains are the same expressions as
-    :func:`_best_threshold_one_pass` computes, so the split found is the
-    same as its."""
-    best = (-np.inf, 0, 0, 0.0, 0.0, 0.0)
-    left = scratch[:3]
-    gains = scratch[3]
-    for d in range(2 if has_missing else 1):
-        last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
-        for b in range(last):
-            gains[b] = threshold_gain(left[0, b], left[1, b], left[2, b], sum_g, sum_h, count,
-                                      parent_term, min_samples_leaf, min_hessian_to_split, l2)
-        best = first_best_threshold(gains, left, last, d, best)
-    return best
 
 
 # Features scanned by one parallel item: one feature's scan (about 1 us) is
@@ -199,8 +178,15 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``(gain, bin, missing_go_to_left, g_left, h_left, c_left)`` of feature
     ``f``'s best split; the gain is ``-inf`` for features masked out or
     without a valid split (for a categorical feature, ``bin`` is the
-    ``n_left`` of :func:`~.categorical.best_categorical_split`).
-    ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`).
+    ``n_left`` of :func:`~.categorical.best_categorical_split`). Each
+    thread passes the best gain it has found so far in the node to the
+    next numeric scan as its ``floor`` (see :func:`_best_split_one_feature`):
+    a feature whose best gain is below it may report a lower gain, or
+    ``-inf``. The node's best split is the same as if every gain were
+    computed, and on any number of threads; which of the other rows are
+    exact depends on the threads, and nothing reads them.
+    ``scratch[t]`` is thread ``t``'s work space for the constrained scan
+    (see :func:`split_scratch`).
     ``order``: the features in the order the items take them
     (:func:`scan_order`; every feature once, -1 for an empty slot).
     Then ``best_features[k]`` receives node ``k``'s best feature
@@ -223,10 +209,14 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     """
     n_blocks = order.shape[0] // _FEATURES_PER_ITEM
     n_nodes = per_feature.shape[0]
+    # Each thread's best gain so far in each node: a scan skips the
+    # thresholds shown to fall below it (see _best_split_one_feature).
+    reached = np.full((scratch.shape[0], n_nodes), -np.inf)
     for item in prange(n_nodes * n_blocks):
         k = item % n_nodes
         first = (item // n_nodes) * _FEATURES_PER_ITEM
-        work = scratch[get_thread_id()]
+        thread = get_thread_id()
+        work = scratch[thread]
         for slot in range(first, first + _FEATURES_PER_ITEM):
             f = order[slot]
             if f < 0:
@@ -248,7 +238,9 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                               sibling0[f] if k == 0 else sibling1[f], subtract[k],
                               n_bins_non_missing[f], missing_bin, is_categorical[f],
                               totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
-                              min_hessian_to_split, l2_regularization, per_feature[k, f], work)
+                              min_hessian_to_split, l2_regularization, per_feature[k, f],
+                              reached[thread, k])
+                reached[thread, k] = max(reached[thread, k], per_feature[k, f, 0])
             else:
                 _scan_feature_bounded(hist0[f] if k == 0 else hist1[f],
                                       sibling0[f] if k == 0 else sibling1[f], subtract[k],
@@ -269,10 +261,11 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
 
 @njit(cache=True, inline="always")
 def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, categorical, sum_g, sum_h, count,
-                  min_samples_leaf, min_hessian_to_split, l2_regularization, out, work):
+                  min_samples_leaf, min_hessian_to_split, l2_regularization, out, floor):
     """One allowed feature of :func:`_best_split_of_each_feature`: subtract
     the sibling's bins if asked (only the bins a scan reads: the value bins
-    and the missing bin), then write its best split into ``out``."""
+    and the missing bin), then write its best split into ``out`` (exactly
+    if its gain reaches ``floor``, see :func:`_best_split_one_feature`)."""
     if subtract:
         subtract_sibling(hf, sf, n_bins_nm, missing_bin)
     parent_term = leaf_term(sum_g, sum_h, l2_regularization)
@@ -283,7 +276,7 @@ def _scan_feature(hf, sf, subtract, n_bins_nm, missing_bin, categorical, sum_g, 
     else:
         gain, bin_, mleft, gl, hl, cl = _best_split_one_feature(
             hf, n_bins_nm, missing_bin, sum_g, sum_h, count, parent_term, min_samples_leaf,
-            min_hessian_to_split, l2_regularization, work)
+            min_hessian_to_split, l2_regularization, floor)
     out[0] = gain
     out[1] = bin_
     out[2] = mleft
@@ -324,7 +317,7 @@ def split_scratch(n_features, n_bins, is_categorical=None):
     """Work space of :func:`find_best_splits`, allocated once per grower:
     each node's per-feature results, the left sums and gains of one feature
     for every thread numba may start (``NUMBA_NUM_THREADS``), indexed by
-    thread id, each node's best feature, so the scan allocates nothing, and
+    thread id (for the constrained scan of :mod:`.constraints`), each node's best feature, so the scan allocates nothing, and
     the order the parallel scan takes the features in (:func:`scan_order`,
     for numba's current number of threads)."""
     if is_categorical is None:
