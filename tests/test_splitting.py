@@ -298,43 +298,49 @@ def test_one_pass_scan_equals_every_threshold_oracle(n_bins, with_missing):
                     assert found[0] <= oracle[0]
 
 
+# Sums of every scale overflow numpy's reference computations at times.
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_gain_screen_rules_out_only_lower_gains():
-    # gain_cannot_beat(..., screen_bound(best)) may be True only where the
-    # gain threshold_gain computes is not larger than best: checked against
-    # bests just below, at and just above each gain (one unit in the last
-    # place), over sums of every scale. And it does rule out gains well
+    # gain_cannot_beat(..., screen_bound(best, ...)) may be True only where
+    # the gain threshold_gain computes is not larger than best: checked
+    # against bests just below, at and just above each gain (one unit in the
+    # last place), over sums of every scale. And it does rule out gains well
     # below the best, or the scan would save nothing.
     from sklearn_ltr._gbdt.scan_parts import gain_cannot_beat, screen_bound, threshold_gain
 
     rng = np.random.default_rng(7)
     ruled_out = 0
-    for trial in range(4000):
+    for trial in range(20000):
+        # Gradient sums down to where their squares underflow.
+        g_scale = 10.0 ** rng.integers(-170, 150)
         scale = 10.0 ** rng.integers(-150, 150)
-        sum_g = rng.standard_normal() * scale
+        sum_g = rng.standard_normal() * g_scale
         sum_h = rng.uniform(0.5, 50.0) * scale
-        gl = rng.standard_normal() * scale
-        hl = rng.uniform(0.0, 1.0) * sum_h
+        gl = rng.standard_normal() * g_scale
+        hl = rng.uniform(-0.1, 1.1) * sum_h  # some invalid thresholds
         l2 = (0.0, 1e-3, 1.0)[trial % 3] * scale
+        min_hessian = (0.0, 1e-3 * scale)[trial % 2]
         parent = sum_g ** 2 / (sum_h + l2)
-        gain = threshold_gain(gl, hl, 50.0, sum_g, sum_h, 100.0, parent, 1, 0.0, l2)
-        if not np.isfinite(gain):
-            continue
+        gain = threshold_gain(gl, hl, 50.0, sum_g, sum_h, 100.0, parent, 1, min_hessian, l2)
         for best in (np.nextafter(gain, -np.inf), gain, np.nextafter(gain, np.inf),
                      gain * 2.0 + abs(parent), gain - abs(gain) * 1e-9):
-            if gain_cannot_beat(gl, hl, sum_g, sum_h, l2, screen_bound(best, parent)):
+            if not np.isfinite(best):
+                continue
+            bound = screen_bound(best, parent, sum_h, l2, min_hessian)
+            if gain_cannot_beat(gl, hl, sum_g, sum_h, l2, bound):
                 assert not gain > best
-        ruled_out += gain_cannot_beat(gl, hl, sum_g, sum_h, l2,
-                                      screen_bound(gain * 2.0 + abs(parent), parent))
+        if np.isfinite(gain):
+            ruled_out += gain_cannot_beat(
+                gl, hl, sum_g, sum_h, l2,
+                screen_bound(gain * 2.0 + abs(parent), parent, sum_h, l2, min_hessian))
     assert ruled_out > 1000
-    # Nothing is decided from a product that overflowed, underflowed, is NaN,
-    # or has a denominator that is not positive: the gain is computed then.
-    for gl, hl, sum_g, sum_h, l2 in [(1e200, 1e200, 3e200, 5e200, 0.0),
-                                     (1e-160, 1e-160, 3e-160, 5e-160, 0.0),
-                                     (np.nan, 1.0, 2.0, 3.0, 0.0),
-                                     (1.0, 0.0, 2.0, 3.0, 0.0),
-                                     (1.0, 3.0, 2.0, 3.0, 0.0)]:
-        assert not gain_cannot_beat(gl, hl, sum_g, sum_h, l2, 1e300)
-    assert not gain_cannot_beat(1.0, 1.0, 2.0, 3.0, 0.0, screen_bound(-np.inf, 1.0))
+    # No screen where a valid threshold's denominators may leave [1e-100,
+    # 1e100], or before any gain.
+    for sum_h, l2, min_hessian in [(1e101, 0.0, 1.0), (1.0, 0.0, 0.0), (1.0, 1e-101, 1e-101),
+                                   (1.0, 1.0, -0.5)]:
+        assert screen_bound(5.0, 1.0, sum_h, l2, min_hessian) == -np.inf
+    assert screen_bound(-np.inf, 1.0, 10.0, 1.0, 1e-3) == -np.inf
+    assert screen_bound(5.0, 1.0, 10.0, 0.0, 1e-3) == pytest.approx(6.0)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 4])

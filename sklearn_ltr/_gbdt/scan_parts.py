@@ -44,11 +44,21 @@ _SCREEN_MARGIN = 1e-12
 
 
 @njit(cache=True, inline="always")
-def screen_bound(best_gain, parent_term):
-    """The bound :func:`gain_cannot_beat` compares with, for a scan whose
-    best gain so far is ``best_gain``: ``best_gain + parent_term`` lowered by
-    the relative margin. ``-inf`` (no gain yet) screens out nothing."""
-    return (best_gain + parent_term) * (1.0 - _SCREEN_MARGIN)
+def screen_bound(best_gain, parent_term, sum_h, l2, min_hessian_to_split):
+    """The bound :func:`gain_cannot_beat` compares with, in a scan of a node
+    whose hessian sum is ``sum_h`` and whose best gain so far is
+    ``best_gain``: ``best_gain + parent_term`` lowered by the relative
+    margin. ``-inf`` screens out nothing: so it is for no gain yet, and for
+    a node where a valid threshold's ``hl + l2`` or ``sum_h - hl + l2`` may
+    lie outside ``[1e-100, 1e100]`` (``sum_h + l2 > 1e100``, or
+    ``min_hessian_to_split + l2 < 1e-100``), where a product of the screen
+    could overflow or underflow unnoticed, or where the sum itself
+    overflows."""
+    bound = (best_gain + parent_term) * (1.0 - _SCREEN_MARGIN)
+    if not ((sum_h + l2 <= 1e100) & (min_hessian_to_split >= 0.0)
+            & (min_hessian_to_split + l2 >= 1e-100) & (bound < np.inf)):
+        return -np.inf
+    return bound
 
 
 @njit(cache=True, inline="always")
@@ -57,29 +67,27 @@ def gain_cannot_beat(gl, hl, sum_g, sum_h, l2, bound):
     threshold is certainly not larger than the best so far (whose
     :func:`screen_bound` is ``bound``), found with multiplications only.
 
-    With ``dl = hl + l2`` and ``dr = sum_h - hl + l2`` both positive, the
-    gain plus the parent's term is ``(gl**2 * dr + gr**2 * dl) / (dl * dr)``.
-    If that numerator is below ``bound * dl * dr``, the gain is below the
-    best by the margin of :func:`screen_bound`, far more than the rounding
-    of either computation, and rounding is monotonic: the gain computed
-    cannot compare larger. A scan that skips the thresholds screened out
-    finds the same split, bit for bit, with no division where it did two:
-    along a rising gain curve most thresholds still need their gain, past
-    its peak almost none do.
-
-    The screen decides nothing (returns False, and the gain is computed)
-    unless both denominators lie in ``[1e-100, 1e100]`` and
-    ``bound * dl * dr`` exceeds ``1e-190``: then no product overflows
-    unnoticed (an infinite numerator is not below anything finite) and a
+    A valid threshold (both hessian sums at least ``min_hessian_to_split``)
+    has ``dl = hl + l2`` and ``dr = sum_h - hl + l2`` in ``[1e-100, 1e100]``
+    wherever the bound is finite, and its gain plus the parent's term is
+    ``(gl**2 * dr + gr**2 * dl) / (dl * dr)``. If that numerator is below
+    ``bound * dl * dr``, the gain is below the best by the margin of
+    :func:`screen_bound`, far more than the rounding of either computation,
+    and rounding is monotonic: the gain computed cannot compare larger. A
     squared gradient sum that underflows moves the numerator by less than
-    ``1e-207``, far inside the margin.
+    ``1e-207``, far inside the margin while ``bound * dl * dr`` exceeds
+    ``1e-190``, which is asked; an infinite numerator is below nothing. An
+    invalid threshold has gain ``-inf``, so whatever the screen says of it,
+    skipping it changes nothing. A scan that skips the thresholds screened
+    out finds the same split, bit for bit, with no division where it did
+    two: along a rising gain curve most thresholds still need their gain,
+    past its peak almost none do.
     """
     gr = sum_g - gl
     dl = hl + l2
     dr = (sum_h - hl) + l2
     limit = bound * (dl * dr)
-    return ((gl * gl * dr + gr * gr * dl < limit) & (limit > 1e-190)
-            & (dl >= 1e-100) & (dl <= 1e100) & (dr >= 1e-100) & (dr <= 1e100))
+    return (gl * gl * dr + gr * gr * dl < limit) & (limit > 1e-190)
 
 
 @njit(cache=True, inline="always")

@@ -112,7 +112,7 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
     at every number of bins measured (``benchmarks/results/fit_small.md``).
     """
     best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = -np.inf, 0, 0, 0.0, 0.0, 0.0
-    bound = screen_bound(floor, parent_term)
+    bound = screen_bound(floor, parent_term, sum_h, l2, min_hessian_to_split)
     for d in range(2 if has_missing else 1):
         # d == 0: missing (if any) goes right; d == 1: missing goes left.
         gl, hl, cl = start_of_left_sums(h, missing_bin, d == 1)
@@ -138,7 +138,8 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
                 if gain > best_gain:
                     best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl = (
                         gain, b, d, gl, hl, cl)
-                    bound = screen_bound(max(best_gain, floor), parent_term)
+                    bound = screen_bound(max(best_gain, floor), parent_term, sum_h, l2,
+                                         min_hessian_to_split)
             b += 1
             if b < last:
                 gl += h[b, 0]
@@ -317,9 +318,10 @@ def split_scratch(n_features, n_bins, is_categorical=None):
     """Work space of :func:`find_best_splits`, allocated once per grower:
     each node's per-feature results, the left sums and gains of one feature
     for every thread numba may start (``NUMBA_NUM_THREADS``), indexed by
-    thread id (for the constrained scan of :mod:`.constraints`), each node's best feature, so the scan allocates nothing, and
-    the order the parallel scan takes the features in (:func:`scan_order`,
-    for numba's current number of threads)."""
+    thread id (for the constrained scan of :mod:`.constraints`), each
+    node's best feature, so the scan allocates nothing, and the order the
+    parallel scan takes the features in (:func:`scan_order`, for numba's
+    current number of threads)."""
     if is_categorical is None:
         is_categorical = np.zeros(n_features, dtype=np.uint8)
     return (np.empty((2, n_features, 6)),
