@@ -148,6 +148,10 @@ def _best_threshold_one_pass(h, n_bins_nm, missing_bin, has_missing, sum_g, sum_
     return best_gain, best_bin, best_mleft, best_gl, best_hl, best_cl
 
 
+# The row of a thread's work space (see split_scratch) that holds the best
+# gain it has found so far in each node being scanned.
+_REACHED_ROW = 4
+
 # Features scanned by one parallel item: one feature's scan (about 1 us) is
 # too little work to be handed out alone.
 _FEATURES_PER_ITEM = 4
@@ -186,8 +190,9 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     ``-inf``. The node's best split is the same as if every gain were
     computed, and on any number of threads; which of the other rows are
     exact depends on the threads, and nothing reads them.
-    ``scratch[t]`` is thread ``t``'s work space for the constrained scan
-    (see :func:`split_scratch`).
+    ``scratch[t]`` is thread ``t``'s work space (see :func:`split_scratch`):
+    the constrained scan's, and, in row ``_REACHED_ROW``, its best gain so
+    far in each node.
     ``order``: the features in the order the items take them
     (:func:`scan_order`; every feature once, -1 for an empty slot).
     Then ``best_features[k]`` receives node ``k``'s best feature
@@ -210,14 +215,14 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
     """
     n_blocks = order.shape[0] // _FEATURES_PER_ITEM
     n_nodes = per_feature.shape[0]
-    # Each thread's best gain so far in each node: a scan skips the
-    # thresholds shown to fall below it (see _best_split_one_feature).
-    reached = np.full((scratch.shape[0], n_nodes), -np.inf)
+    for t in range(scratch.shape[0]):
+        for k in range(n_nodes):
+            scratch[t, _REACHED_ROW, k] = -np.inf
     for item in prange(n_nodes * n_blocks):
         k = item % n_nodes
         first = (item // n_nodes) * _FEATURES_PER_ITEM
-        thread = get_thread_id()
-        work = scratch[thread]
+        work = scratch[get_thread_id()]
+        reached = work[_REACHED_ROW]
         for slot in range(first, first + _FEATURES_PER_ITEM):
             f = order[slot]
             if f < 0:
@@ -240,8 +245,8 @@ def _best_split_of_each_feature(hist0, hist1, sibling0, sibling1, subtract, tota
                               n_bins_non_missing[f], missing_bin, is_categorical[f],
                               totals[k, 0], totals[k, 1], totals[k, 2], min_samples_leaf,
                               min_hessian_to_split, l2_regularization, per_feature[k, f],
-                              reached[thread, k])
-                reached[thread, k] = max(reached[thread, k], per_feature[k, f, 0])
+                              reached[k])
+                reached[k] = max(reached[k], per_feature[k, f, 0])
             else:
                 _scan_feature_bounded(hist0[f] if k == 0 else hist1[f],
                                       sibling0[f] if k == 0 else sibling1[f], subtract[k],
@@ -316,16 +321,18 @@ _NO_SPLIT = (-np.inf, -1, 0, 0, 0.0, 0.0, 0, None)
 
 def split_scratch(n_features, n_bins, is_categorical=None):
     """Work space of :func:`find_best_splits`, allocated once per grower:
-    each node's per-feature results, the left sums and gains of one feature
-    for every thread numba may start (``NUMBA_NUM_THREADS``), indexed by
-    thread id (for the constrained scan of :mod:`.constraints`), each
-    node's best feature, so the scan allocates nothing, and the order the
-    parallel scan takes the features in (:func:`scan_order`, for numba's
-    current number of threads)."""
+    each node's per-feature results; for every thread numba may start
+    (``NUMBA_NUM_THREADS``), indexed by thread id, the left sums and gains
+    of one feature (rows 0 to 3, for the constrained scan of
+    :mod:`.constraints`; the symmetric scans use rows 0 and 1) and the
+    best gain so far in each node (row ``_REACHED_ROW``); each node's best
+    feature, so the scan allocates nothing; and the order the parallel
+    scan takes the features in (:func:`scan_order`, for numba's current
+    number of threads)."""
     if is_categorical is None:
         is_categorical = np.zeros(n_features, dtype=np.uint8)
     return (np.empty((2, n_features, 6)),
-            per_thread_scratch((4, n_bins)),
+            per_thread_scratch((_REACHED_ROW + 1, max(n_bins, 2))),
             np.empty(2, dtype=np.int64),
             scan_order(is_categorical, numba.get_num_threads()))
 
