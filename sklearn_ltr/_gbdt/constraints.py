@@ -287,7 +287,7 @@ def _best_split_one_feature_bounded(h, n_bins_nm, missing_bin, sum_g, sum_h, cou
     gains = scratch[3]
     for d in range(n_dirs):
         last = left_sums(h, n_bins_nm, missing_bin, d == 1, has_missing, left)
-        # Branch-free, as the unconstrained gains loop: selects and min/max.
+        # Branch-free: selects and min/max, no early exit.
         for b in range(last):
             gl = left[0, b]
             hl = left[1, b]

@@ -21,8 +21,8 @@ def threshold_gain(gl, hl, cl, sum_g, sum_h, count, parent_term, min_samples_lea
     """The gain of the split whose left child has sums ``gl``, ``hl`` and
     ``cl`` rows, or ``-inf`` if a child would have fewer rows than
     ``min_samples_leaf`` or a smaller sum of hessians than
-    ``min_hessian_to_split``. Branch-free, so that a loop over thresholds
-    runs on SIMD lanes."""
+    ``min_hessian_to_split``. The split scan computes it only where
+    :func:`gain_cannot_beat` cannot rule the threshold out."""
     gr = sum_g - gl
     hr = sum_h - hl
     cr = count - cl
